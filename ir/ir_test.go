@@ -1,0 +1,158 @@
+package ir
+
+import (
+	"errors"
+	"strings"
+	"testing"
+)
+
+// chain builds x -> Relu -> Conv(w) -> Add(relu) -> y.
+func chain(t *testing.T) (*Graph, map[string]*Node) {
+	t.Helper()
+	g := NewGraph("chain")
+	x := g.AddInput("x", TensorOf(Float32, 1, 3, 8, 8))
+	w := g.AddParam("w", TensorOf(Float32, 3, 3, 1, 1), &Tensor{DType: Float32, Shape: []int64{3, 3, 1, 1}, Raw: make([]byte, 36)})
+	relu := g.NewNode("Relu", "", []*Value{x}, []string{"r"})
+	relu.Name = "relu"
+	conv := g.NewNode("Conv", "", []*Value{relu.Outputs[0], w}, []string{"c"})
+	conv.Name = "conv"
+	add := g.NewNode("Add", "", []*Value{conv.Outputs[0], relu.Outputs[0]}, []string{"y"})
+	add.Name = "add"
+	g.AddOutput(add.Outputs[0])
+	return g, map[string]*Node{"relu": relu, "conv": conv, "add": add}
+}
+
+func TestVerifyAcceptsWellFormedGraph(t *testing.T) {
+	g, _ := chain(t)
+	if err := Verify(g); err != nil {
+		t.Fatalf("Verify = %v, want nil", err)
+	}
+}
+
+func TestVerifyRejects(t *testing.T) {
+	tests := []struct {
+		name   string
+		break_ func(g *Graph, n map[string]*Node)
+		want   string
+	}{
+		{"out of order", func(g *Graph, n map[string]*Node) { g.Nodes[0], g.Nodes[1] = g.Nodes[1], g.Nodes[0] }, `node "conv" (Conv): input 0 "r" is not defined before the node`},
+		{"stale use list", func(g *Graph, n map[string]*Node) { n["relu"].Outputs[0].Uses = nil }, `value "r": has 0 recorded uses, but 2 node input slots read it`},
+		{"duplicate name", func(g *Graph, n map[string]*Node) { n["conv"].Outputs[0].Name = "r" }, `two producers`},
+		{"bad arity", func(g *Graph, n map[string]*Node) { n["add"].SetInput(2, g.Inputs[0]) }, `node "add" (Add): has 3 inputs; Add takes exactly 2`},
+		{"dangling", func(g *Graph, n map[string]*Node) {
+			other := NewGraph("other").AddInput("q", TensorOf(Float32))
+			n["add"].SetInput(1, other)
+		}, `not defined before the node`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			g, n := chain(t)
+			tt.break_(g, n)
+			err := Verify(g)
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Fatalf("Verify = %v, want an error containing %q", err, tt.want)
+			}
+		})
+	}
+}
+
+func TestSortRestoresOrderAndFindsCycles(t *testing.T) {
+	g, n := chain(t)
+	g.Nodes = []*Node{n["add"], n["conv"], n["relu"]}
+	if err := g.Sort(); err != nil {
+		t.Fatal(err)
+	}
+	if err := Verify(g); err != nil {
+		t.Fatalf("after Sort: %v", err)
+	}
+	// A cycle: relu reads add's output.
+	n["relu"].SetInput(0, n["add"].Outputs[0])
+	err := g.Sort()
+	var ce *CycleError
+	if !errors.As(err, &ce) || len(ce.Nodes) != 3 {
+		t.Fatalf("Sort = %v, want a CycleError over 3 nodes", err)
+	}
+}
+
+func TestMutationKeepsUsesExact(t *testing.T) {
+	g, n := chain(t)
+	r := n["relu"].Outputs[0]
+	x := g.Inputs[0]
+	r.ReplaceUses(x)
+	if len(r.Uses) != 0 || len(x.Uses) != 3 {
+		t.Fatalf("after ReplaceUses: %d uses of r, %d of x; want 0 and 3", len(r.Uses), len(x.Uses))
+	}
+	g.RemoveNode(n["relu"])
+	if len(x.Uses) != 2 {
+		t.Fatalf("after RemoveNode: %d uses of x, want 2", len(x.Uses))
+	}
+	if err := Verify(g); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestSubgraphCaptures(t *testing.T) {
+	g := NewGraph("main")
+	c := g.AddInput("c", TensorOf(Bool))
+	a := g.AddInput("a", TensorOf(Float32, 4))
+	ifn := g.NewNode("If", "", []*Value{c}, []string{"y"})
+	then := g.NewSubgraph("then")
+	els := g.NewSubgraph("else")
+	ifn.SetAttr(GraphAttr("then_branch", then))
+	ifn.SetAttr(GraphAttr("else_branch", els))
+	neg := then.NewNode("Neg", "", []*Value{a}, []string{"na"})
+	then.Capture(a)
+	then.AddOutput(neg.Outputs[0])
+	id := els.NewNode("Identity", "", []*Value{a}, []string{"ia"})
+	els.Capture(a)
+	els.AddOutput(id.Outputs[0])
+	g.AddOutput(ifn.Outputs[0])
+	if err := Verify(g); err != nil {
+		t.Fatal(err)
+	}
+	if len(ifn.Implicit) != 1 || len(a.Uses) != 3 {
+		t.Fatalf("implicit %v, uses of a %d; want [a] and 3", ifn.Implicit, len(a.Uses))
+	}
+	// Dropping the capture must be caught.
+	ifn.Implicit = nil
+	a.Uses = a.Uses[:2]
+	if err := Verify(g); err == nil || !strings.Contains(err.Error(), "implicit input") {
+		t.Fatalf("Verify = %v, want a missing-capture error", err)
+	}
+}
+
+func TestBytes(t *testing.T) {
+	tests := []struct {
+		t    TensorType
+		want int64
+		ok   bool
+	}{
+		{TensorOf(Float32, 1, 3, 224, 224), 602112, true},
+		{TensorOf(Int4, 3), 2, true},
+		{TensorOf(Float4E2M1, 4, 5), 10, true},
+		{TensorOf(BFloat16, 7), 14, true},
+		{TensorOf(Bool, 5), 5, true},
+		{TensorOf(Float64), 8, true},
+		{TensorOf(Float32, 0, 5), 0, true},
+		{TensorType{DType: Float32, Shape: []Dim{SymDim("batch"), D(3)}}, 0, false},
+		{TensorOf(String, 3), 0, false},
+		{TensorOf(Float32, 1<<40, 1<<40), 0, false},
+	}
+	for _, tt := range tests {
+		got, ok := tt.t.Bytes()
+		if got != tt.want || ok != tt.ok {
+			t.Errorf("%v.Bytes() = %d, %v; want %d, %v", tt.t, got, ok, tt.want, tt.ok)
+		}
+	}
+}
+
+func TestHalfToFloat32(t *testing.T) {
+	for _, tt := range []struct {
+		h    uint16
+		want float32
+	}{{0x3c00, 1}, {0xc000, -2}, {0x0001, 5.9604645e-08}, {0x7bff, 65504}, {0x3555, 0.33325195}} {
+		if got := HalfToFloat32(tt.h); got != tt.want {
+			t.Errorf("HalfToFloat32(%#x) = %v, want %v", tt.h, got, tt.want)
+		}
+	}
+}
