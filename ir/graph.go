@@ -36,6 +36,11 @@ type Graph struct {
 	// Nodes is always in a valid topological order.
 	Nodes []*Node
 
+	// Opsets are the operator set versions the graph's ops follow, by
+	// domain ("" is the standard ONNX domain). Only a root graph has them;
+	// subgraphs use their root's.
+	Opsets []Opset
+
 	// Parent is the enclosing graph of a subgraph and Owner the node whose
 	// attribute holds it; both are nil for a root graph.
 	Parent *Graph
@@ -47,6 +52,30 @@ type Graph struct {
 	Ext any
 
 	ids *idAlloc
+}
+
+// Opset is one operator set import: the version of a domain's operators.
+type Opset struct {
+	Domain  string
+	Version int64
+}
+
+// Opset returns the version of domain imported by g's root graph, or 0 when
+// the root does not import it. "ai.onnx" and "" are the same domain.
+func (g *Graph) Opset(domain string) int64 {
+	if domain == "ai.onnx" {
+		domain = ""
+	}
+	for _, o := range g.Root().Opsets {
+		d := o.Domain
+		if d == "ai.onnx" {
+			d = ""
+		}
+		if d == domain {
+			return o.Version
+		}
+	}
+	return 0
 }
 
 type idAlloc struct{ nodes, values ID }
