@@ -1,0 +1,197 @@
+package memory
+
+import (
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/remat-compile/remat/ir"
+)
+
+// fig1 is the graph of Kumar et al. 2019, Figure 1: A→B, B→C, {B,C}→D,
+// {A,D}→E, every output one unit (here one float32).
+func fig1() (*ir.Graph, map[string]*ir.Node) {
+	g := ir.NewGraph("fig1")
+	x := g.AddInput("x", ir.TensorOf(ir.Float32, 1))
+	unit := ir.TensorOf(ir.Float32, 1)
+	nodes := map[string]*ir.Node{}
+	mk := func(name, op string, in ...*ir.Value) *ir.Value {
+		n := g.NewNode(op, "", in, []string{name})
+		n.Name = name
+		n.Outputs[0].Type = unit
+		nodes[name] = n
+		return n.Outputs[0]
+	}
+	a := mk("A", "Neg", x)
+	b := mk("B", "Neg", a)
+	c := mk("C", "Neg", b)
+	d := mk("D", "Add", b, c)
+	e := mk("E", "Add", a, d)
+	g.AddOutput(e)
+	return g, nodes
+}
+
+func seqOf(nodes map[string]*ir.Node, names ...string) []*ir.Node {
+	var s []*ir.Node
+	for _, n := range names {
+		s = append(s, nodes[n])
+	}
+	return s
+}
+
+func TestKumarFigure1(t *testing.T) {
+	g, n := fig1()
+	for _, tt := range []struct {
+		seq  []string
+		want int64 // units of 4 bytes
+	}{
+		{[]string{"A", "B", "C", "D", "E"}, 4},
+		{[]string{"A", "B", "C", "D", "A", "E"}, 3},
+	} {
+		r, err := Simulate(g, seqOf(n, tt.seq...), Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.PeakBytes != 4*tt.want {
+			t.Errorf("%v: peak %d bytes, want %d units (%d bytes); during %v", tt.seq, r.PeakBytes, tt.want, 4*tt.want, r.During)
+		}
+	}
+}
+
+func TestStepAccounting(t *testing.T) {
+	g, n := fig1()
+	r, err := Simulate(g, seqOf(n, "A", "B", "C", "D", "A", "E"), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The first instance of A is last read by B (E reads the recomputed
+	// one), so it is freed after B.
+	wantDuring := []int64{1, 2, 2, 3, 2, 3}
+	wantAfter := []int64{1, 1, 2, 1, 2, 1} // E is an output and stays
+	for i := range wantDuring {
+		if r.During[i] != 4*wantDuring[i] || r.After[i] != 4*wantAfter[i] {
+			t.Fatalf("during %v after %v, want units %v and %v", r.During, r.After, wantDuring, wantAfter)
+		}
+	}
+	if r.PeakStep != 3 || len(r.AtPeak) != 3 {
+		t.Fatalf("peak step %d with %d live values, want step 3 (D) with B, C, D", r.PeakStep, len(r.AtPeak))
+	}
+}
+
+func TestConstantTermAndOutputs(t *testing.T) {
+	g, n := fig1()
+	w := g.AddParam("w", ir.TensorOf(ir.Float32, 10), ir.Float32Tensor([]int64{10}, make([]float32, 10)...))
+	_ = w
+	r, err := Simulate(g, seqOf(n, "A", "B", "C", "D", "E"), Options{CountInputs: true, CountParams: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.ConstBytes != 44 || r.PeakBytes != 44+16 {
+		t.Fatalf("const %d peak %d, want 44 and 60", r.ConstBytes, r.PeakBytes)
+	}
+	// An intermediate value that is also a graph output stays live.
+	g.AddOutput(n["B"].Outputs[0])
+	r2, _ := Simulate(g, seqOf(n, "A", "B", "C", "D", "E"), Options{})
+	if r2.After[4] != 8 {
+		t.Fatalf("after the last step %d bytes live, want 8 (outputs B and E)", r2.After[4])
+	}
+	r3, _ := Simulate(g, seqOf(n, "A", "B", "C", "D", "E"), Options{FreeOutputs: true})
+	if r3.After[4] != 0 {
+		t.Fatalf("with FreeOutputs, %d bytes live at the end, want 0", r3.After[4])
+	}
+}
+
+// viewChain: x → Conv → c (16 B) → Relu → r → Reshape → s → Add(s, s) → y.
+func viewChain() (*ir.Graph, []*ir.Node) {
+	g := ir.NewGraph("views")
+	x := g.AddInput("x", ir.TensorOf(ir.Float32, 4))
+	w := g.AddParam("w", ir.TensorOf(ir.Float32, 1), ir.Float32Tensor([]int64{1}, 1))
+	shape := g.AddParam("shape", ir.TensorOf(ir.Int64, 2), ir.Int64Tensor([]int64{2}, 2, 2))
+	conv := g.NewNode("Mul", "", []*ir.Value{x, w}, []string{"c"})
+	conv.Outputs[0].Type = ir.TensorOf(ir.Float32, 4)
+	relu := g.NewNode("Relu", "", []*ir.Value{conv.Outputs[0]}, []string{"r"})
+	relu.Outputs[0].Type = ir.TensorOf(ir.Float32, 4)
+	rs := g.NewNode("Reshape", "", []*ir.Value{relu.Outputs[0], shape}, []string{"s"})
+	rs.Outputs[0].Type = ir.TensorOf(ir.Float32, 2, 2)
+	add := g.NewNode("Add", "", []*ir.Value{rs.Outputs[0], rs.Outputs[0]}, []string{"y"})
+	add.Outputs[0].Type = ir.TensorOf(ir.Float32, 2, 2)
+	g.AddOutput(add.Outputs[0])
+	return g, g.Nodes
+}
+
+func TestViewsAndInPlace(t *testing.T) {
+	g, seq := viewChain()
+	plain, err := Simulate(g, seq, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ort, err := Simulate(g, seq, ORT())
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Plain liveness: Relu holds c and r (32 B); Add holds s and y (32 B).
+	if plain.PeakBytes != 32 {
+		t.Errorf("plain peak %d, want 32", plain.PeakBytes)
+	}
+	// ORT: Relu overwrites c in place, Reshape is a view, so at most one
+	// 16-byte activation buffer plus the output: 32 at Add, 16 before.
+	if want := []int64{16, 16, 16, 32}; !equal(ort.During, want) {
+		t.Errorf("ORT during %v, want %v", ort.During, want)
+	}
+	if want := []int64{16, 16, 16, 16}; !equal(ort.After, want) {
+		t.Errorf("ORT after %v, want %v", ort.After, want)
+	}
+}
+
+func TestAlignment(t *testing.T) {
+	g, n := fig1()
+	r, err := Simulate(g, seqOf(n, "A", "B", "C", "D", "E"), Options{AlignBytes: 64})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.PeakBytes != 4*64 {
+		t.Fatalf("peak %d, want 256 (four 64-byte aligned buffers)", r.PeakBytes)
+	}
+}
+
+func TestWorkspace(t *testing.T) {
+	g, n := fig1()
+	r, err := Simulate(g, seqOf(n, "A", "B", "C", "D", "E"), Options{Workspace: func(nd *ir.Node) int64 {
+		if nd.Name == "B" {
+			return 100
+		}
+		return 0
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.PeakBytes != 108 || r.PeakStep != 1 || r.After[1] != 8 {
+		t.Fatalf("peak %d at step %d, after %v; want 108 at step 1 and no workspace left after", r.PeakBytes, r.PeakStep, r.After)
+	}
+}
+
+func TestBadSequences(t *testing.T) {
+	g, n := fig1()
+	_, err := Simulate(g, seqOf(n, "A", "C"), Options{})
+	if err == nil || !strings.Contains(err.Error(), `step 1 (node "C") reads "B" before any step produces it`) {
+		t.Fatalf("Simulate = %v", err)
+	}
+	n["C"].Outputs[0].Type = ir.TensorType{DType: ir.Float32, Shape: []ir.Dim{ir.SymDim("batch")}}
+	_, err = Simulate(g, seqOf(n, "A", "B", "C", "D", "E"), Options{})
+	var se *SizeError
+	if !errors.As(err, &se) || len(se.Values) != 1 || !strings.Contains(err.Error(), `"C" f32[batch] from node "C" (Neg)`) {
+		t.Fatalf("Simulate = %v, want a SizeError naming C", err)
+	}
+}
+
+func equal(a, b []int64) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
