@@ -23,6 +23,14 @@ const (
 	// ShapeOnly ops read only the shape of their first input, never its
 	// data (Shape, Size).
 	ShapeOnly
+	// Alias ops return their first input's data unchanged under another
+	// shape; runtimes hand out a view of the input buffer instead of a copy
+	// (Reshape, Squeeze, Unsqueeze, Flatten, Identity).
+	Alias
+	// InPlace ops may write their output over their first input's buffer
+	// when that input has no later reader and the sizes match (ONNX
+	// Runtime's CPU kernels declare this for unary activations).
+	InPlace
 )
 
 // Variadic marks an unbounded maximum arity.
@@ -94,6 +102,8 @@ var opIndex = func() map[opKey]int {
 const vv = Variadic
 
 const (
+	al = Alias
+	ip = Elementwise | InPlace
 	ew = Elementwise
 	dd = DataDependent
 	cf = ControlFlow
@@ -176,18 +186,18 @@ var opTable = []OpInfo{
 	{"", "Erf", 1, 1, 1, 1, ew},
 	{"", "IsNaN", 1, 1, 1, 1, ew},
 	{"", "IsInf", 1, 1, 1, 1, ew},
-	{"", "Relu", 1, 1, 1, 1, ew},
-	{"", "LeakyRelu", 1, 1, 1, 1, ew},
-	{"", "Elu", 1, 1, 1, 1, ew},
-	{"", "Selu", 1, 1, 1, 1, ew},
-	{"", "Celu", 1, 1, 1, 1, ew},
-	{"", "ThresholdedRelu", 1, 1, 1, 1, ew},
-	{"", "Sigmoid", 1, 1, 1, 1, ew},
-	{"", "HardSigmoid", 1, 1, 1, 1, ew},
+	{"", "Relu", 1, 1, 1, 1, ip},
+	{"", "LeakyRelu", 1, 1, 1, 1, ip},
+	{"", "Elu", 1, 1, 1, 1, ip},
+	{"", "Selu", 1, 1, 1, 1, ip},
+	{"", "Celu", 1, 1, 1, 1, ip},
+	{"", "ThresholdedRelu", 1, 1, 1, 1, ip},
+	{"", "Sigmoid", 1, 1, 1, 1, ip},
+	{"", "HardSigmoid", 1, 1, 1, 1, ip},
 	{"", "HardSwish", 1, 1, 1, 1, ew},
-	{"", "Tanh", 1, 1, 1, 1, ew},
-	{"", "Softplus", 1, 1, 1, 1, ew},
-	{"", "Softsign", 1, 1, 1, 1, ew},
+	{"", "Tanh", 1, 1, 1, 1, ip},
+	{"", "Softplus", 1, 1, 1, 1, ip},
+	{"", "Softsign", 1, 1, 1, 1, ip},
 	{"", "Mish", 1, 1, 1, 1, ew},
 	{"", "Gelu", 1, 1, 1, 1, ew},
 	{"", "Shrink", 1, 1, 1, 1, ew},
@@ -202,7 +212,7 @@ var opTable = []OpInfo{
 	{"", "Not", 1, 1, 1, 1, ew},
 	{"", "Cast", 1, 1, 1, 1, ew},
 	{"", "CastLike", 2, 2, 1, 1, ew},
-	{"", "Identity", 1, 1, 1, 1, 0},
+	{"", "Identity", 1, 1, 1, 1, al},
 	{"", "QuantizeLinear", 2, 3, 1, 1, 0},
 	{"", "DequantizeLinear", 2, 3, 1, 1, 0},
 	{"", "DynamicQuantizeLinear", 1, 1, 3, 3, 0},
@@ -230,11 +240,11 @@ var opTable = []OpInfo{
 	{"", "Concat", 1, vv, 1, 1, 0},
 	{"", "Split", 1, 2, 1, vv, 0},
 	{"", "Slice", 1, 5, 1, 1, 0},
-	{"", "Reshape", 1, 2, 1, 1, 0},
-	{"", "Flatten", 1, 1, 1, 1, 0},
+	{"", "Reshape", 1, 2, 1, 1, al},
+	{"", "Flatten", 1, 1, 1, 1, al},
 	{"", "Transpose", 1, 1, 1, 1, 0},
-	{"", "Squeeze", 1, 2, 1, 1, 0},
-	{"", "Unsqueeze", 1, 2, 1, 1, 0},
+	{"", "Squeeze", 1, 2, 1, 1, al},
+	{"", "Unsqueeze", 1, 2, 1, 1, al},
 	{"", "Expand", 2, 2, 1, 1, 0},
 	{"", "Tile", 2, 3, 1, 1, 0},
 	{"", "Pad", 1, 4, 1, 1, 0},
