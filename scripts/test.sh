@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# test.sh — the whole test suite, as CI runs it: installs what the tests
+# need (scripts/setup.sh), then vets and tests every package, including the
+# ONNX Runtime and python3-onnx checks and a bounded fuzz run of the
+# importer. Pass -short to skip the slow tests.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+eval "$(scripts/setup.sh)"
+export REMAT_ORT_LIB REMAT_MODELS
+
+echo "== go vet"
+go vet ./...
+echo "== CGO_ENABLED=0 go build (the compile path needs no C toolchain)"
+CGO_ENABLED=0 go build ./...
+echo "== go test"
+go test -count=1 -timeout 30m "$@" ./...
+if [[ " $* " != *" -short "* ]]; then
+  echo "== fuzz (bounded)"
+  go test -run '^$' -fuzz '^FuzzImport$' -fuzztime 45s ./importers/onnx
+  go test -run '^$' -fuzz '^FuzzParse$' -fuzztime 20s ./ir/irtext
+fi
