@@ -103,7 +103,7 @@ func TestSubgraphCaptures(t *testing.T) {
 	neg := then.NewNode("Neg", "", []*Value{a}, []string{"na"})
 	then.Capture(a)
 	then.AddOutput(neg.Outputs[0])
-	id := els.NewNode("Identity", "", []*Value{a}, []string{"ia"})
+	id := els.NewNode("Identity", "", []*Value{a}, []string{"na"}) // siblings may reuse a name
 	els.Capture(a)
 	els.AddOutput(id.Outputs[0])
 	g.AddOutput(ifn.Outputs[0])
@@ -113,6 +113,12 @@ func TestSubgraphCaptures(t *testing.T) {
 	if len(ifn.Implicit) != 1 || len(a.Uses) != 3 {
 		t.Fatalf("implicit %v, uses of a %d; want [a] and 3", ifn.Implicit, len(a.Uses))
 	}
+	// A subgraph may not shadow an outer name.
+	neg.Outputs[0].Name = "a"
+	if err := Verify(g); err == nil || !strings.Contains(err.Error(), "two producers") {
+		t.Fatalf("Verify = %v, want a shadowing error", err)
+	}
+	neg.Outputs[0].Name = "na"
 	// Dropping the capture must be caught.
 	ifn.Implicit = nil
 	a.Uses = a.Uses[:2]

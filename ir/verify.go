@@ -9,7 +9,9 @@ import (
 // within the allocator's range; Def, Index and Graph links; use lists exact;
 // every input defined before its reader (in the reader's graph or an
 // enclosing one), which also rules out cycles; implicit inputs declared for
-// every outer-scope value a subgraph reads; no two values of one name;
+// every outer-scope value a subgraph reads; no two values of one name in
+// one scope (a subgraph may not shadow an outer name, but sibling
+// subgraphs may reuse one);
 // arities within the op table's bounds. It returns an ErrorList naming the
 // offending nodes and values, or nil.
 func Verify(g *Graph) error {
@@ -106,7 +108,7 @@ func (vr *verifier) graph(g *Graph) {
 			vr.valueErr(v, "graph input or parameter has a producer %q", v.Def.String())
 		}
 	}
-	var local []*Value // values defined in g, undefined again when g is done
+	var local []*Value // values defined in g, out of scope again when g is done
 	for _, n := range g.Nodes {
 		vr.node(g, n)
 		for _, o := range n.Outputs {
@@ -124,10 +126,14 @@ func (vr *verifier) graph(g *Graph) {
 			vr.valueErr(o, "graph %q lists it as an output but does not define it", g.Name)
 		}
 	}
-	// Values of g go out of scope when g ends (matters for subgraphs).
+	// Values of g go out of scope when g ends (matters for subgraphs):
+	// sibling subgraphs, such as the two branches of an If, may reuse names.
 	for _, v := range slices.Concat(g.Inputs, g.Params, local) {
-		if v.ID >= 0 && int(v.ID) < len(vr.defined) {
+		if v.ID >= 0 && int(v.ID) < len(vr.defined) && vr.defined[v.ID] == v {
 			vr.defined[v.ID] = nil
+		}
+		if v.Name != "" && vr.names[v.Name] == v {
+			delete(vr.names, v.Name)
 		}
 	}
 }
