@@ -45,7 +45,8 @@ var rules = []struct {
 	{"internal/ort", []string{"github.com/yalue/onnxruntime_go"}},
 	{"internal/zoo", []string{"ir"}},
 	{"internal/layering", nil},
-	{"internal/e2e", nil}, // tests only
+	{"internal/e2e", nil},      // tests only
+	{"internal/memcheck", nil}, // tests only
 	{"cmd/*", []string{"*"}},
 }
 
