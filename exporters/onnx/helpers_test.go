@@ -1,0 +1,262 @@
+package onnx_test
+
+import (
+	"crypto/sha256"
+	"encoding/binary"
+	"fmt"
+	"math"
+	"os/exec"
+	"strings"
+	"testing"
+
+	exporter "github.com/remat-compile/remat/exporters/onnx"
+	importer "github.com/remat-compile/remat/importers/onnx"
+	"github.com/remat-compile/remat/internal/onnxpb"
+	"github.com/remat-compile/remat/ir"
+	"google.golang.org/protobuf/proto"
+)
+
+// Builders for ModelProtos. They set exactly the fields the exporter writes
+// for such a model, so that an exported model can be compared with its
+// source by proto.Equal.
+
+func str(s string) *string { return proto.String(s) }
+
+func model(g *onnxpb.GraphProto, opsets ...*onnxpb.OperatorSetIdProto) *onnxpb.ModelProto {
+	if len(opsets) == 0 {
+		opsets = []*onnxpb.OperatorSetIdProto{opset("", 17)}
+	}
+	return &onnxpb.ModelProto{IrVersion: proto.Int64(8), OpsetImport: opsets, Graph: g}
+}
+
+func opset(domain string, v int64) *onnxpb.OperatorSetIdProto {
+	o := &onnxpb.OperatorSetIdProto{Version: proto.Int64(v)}
+	if domain != "" {
+		o.Domain = str(domain)
+	}
+	return o
+}
+
+type graphParts struct {
+	inputs, outputs, valueInfo []*onnxpb.ValueInfoProto
+	inits                      []*onnxpb.TensorProto
+}
+
+func graph(name string, nodes []*onnxpb.NodeProto, p graphParts) *onnxpb.GraphProto {
+	return &onnxpb.GraphProto{Name: str(name), Node: nodes, Input: p.inputs, Output: p.outputs, ValueInfo: p.valueInfo, Initializer: p.inits}
+}
+
+func node(op, name string, ins, outs []string, attrs ...*onnxpb.AttributeProto) *onnxpb.NodeProto {
+	n := &onnxpb.NodeProto{OpType: str(op), Input: ins, Output: outs, Attribute: attrs}
+	if name != "" {
+		n.Name = str(name)
+	}
+	return n
+}
+
+func in(names ...string) []string {
+	if names == nil {
+		return []string{}
+	}
+	return names
+}
+
+// vi declares a tensor value; dims are ints (static), strings (symbolic) or
+// nil (unknown).
+func vi(name string, elem onnxpb.TensorProto_DataType, dims ...any) *onnxpb.ValueInfoProto {
+	return &onnxpb.ValueInfoProto{Name: str(name), Type: tensorType(elem, dims...)}
+}
+
+func tensorType(elem onnxpb.TensorProto_DataType, dims ...any) *onnxpb.TypeProto {
+	shape := &onnxpb.TensorShapeProto{Dim: []*onnxpb.TensorShapeProto_Dimension{}}
+	for _, d := range dims {
+		dim := &onnxpb.TensorShapeProto_Dimension{}
+		switch d := d.(type) {
+		case int:
+			dim.Value = &onnxpb.TensorShapeProto_Dimension_DimValue{DimValue: int64(d)}
+		case string:
+			dim.Value = &onnxpb.TensorShapeProto_Dimension_DimParam{DimParam: d}
+		}
+		shape.Dim = append(shape.Dim, dim)
+	}
+	return &onnxpb.TypeProto{Value: &onnxpb.TypeProto_TensorType{TensorType: &onnxpb.TypeProto_Tensor{ElemType: proto.Int32(int32(elem)), Shape: shape}}}
+}
+
+func f32s(name string, dims []int64, vals ...float32) *onnxpb.TensorProto {
+	raw := make([]byte, 4*len(vals))
+	for i, v := range vals {
+		binary.LittleEndian.PutUint32(raw[4*i:], math.Float32bits(v))
+	}
+	return &onnxpb.TensorProto{Name: str(name), Dims: dims, DataType: proto.Int32(int32(onnxpb.TensorProto_FLOAT)), RawData: raw}
+}
+
+func typed(name string, dt onnxpb.TensorProto_DataType, dims []int64, set func(tp *onnxpb.TensorProto)) *onnxpb.TensorProto {
+	tp := &onnxpb.TensorProto{Name: str(name), Dims: dims, DataType: proto.Int32(int32(dt))}
+	set(tp)
+	return tp
+}
+
+func attrInt(name string, v int64) *onnxpb.AttributeProto {
+	return &onnxpb.AttributeProto{Name: str(name), Type: onnxpb.AttributeProto_INT.Enum(), I: proto.Int64(v)}
+}
+
+func attrFloat(name string, v float32) *onnxpb.AttributeProto {
+	return &onnxpb.AttributeProto{Name: str(name), Type: onnxpb.AttributeProto_FLOAT.Enum(), F: proto.Float32(v)}
+}
+
+func attrInts(name string, v ...int64) *onnxpb.AttributeProto {
+	return &onnxpb.AttributeProto{Name: str(name), Type: onnxpb.AttributeProto_INTS.Enum(), Ints: v}
+}
+
+func attrTensor(name string, t *onnxpb.TensorProto) *onnxpb.AttributeProto {
+	return &onnxpb.AttributeProto{Name: str(name), Type: onnxpb.AttributeProto_TENSOR.Enum(), T: t}
+}
+
+func attrGraph(name string, g *onnxpb.GraphProto) *onnxpb.AttributeProto {
+	return &onnxpb.AttributeProto{Name: str(name), Type: onnxpb.AttributeProto_GRAPH.Enum(), G: g}
+}
+
+func marshal(t testing.TB, m proto.Message) []byte {
+	t.Helper()
+	b, err := proto.MarshalOptions{Deterministic: true}.Marshal(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+func unmarshal(t testing.TB, b []byte) *onnxpb.ModelProto {
+	t.Helper()
+	m := &onnxpb.ModelProto{}
+	if err := proto.Unmarshal(b, m); err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+func mustImport(t testing.TB, b []byte) *ir.Graph {
+	t.Helper()
+	g, err := importer.Import(b, importer.Options{File: "model.onnx"})
+	if err != nil {
+		t.Fatalf("Import: %v", err)
+	}
+	return g
+}
+
+func mustExport(t testing.TB, g *ir.Graph, opts exporter.Options) []byte {
+	t.Helper()
+	b, err := exporter.Export(g, opts)
+	if err != nil {
+		t.Fatalf("Export: %v", err)
+	}
+	return b
+}
+
+// dump prints everything the IR says about g, subgraphs included, in a
+// stable text form for comparing graphs.
+func dump(g *ir.Graph) string {
+	var b strings.Builder
+	dumpGraph(&b, g, "")
+	return b.String()
+}
+
+func dumpGraph(b *strings.Builder, g *ir.Graph, indent string) {
+	fmt.Fprintf(b, "%sgraph %q doc=%q opsets=%v\n", indent, g.Name, g.Doc, g.Opsets)
+	for _, v := range g.Inputs {
+		fmt.Fprintf(b, "%s  input %s %v doc=%q param=%v\n", indent, v.Name, v.Type, v.Doc, v.Data != nil)
+	}
+	for _, v := range g.Params {
+		fmt.Fprintf(b, "%s  param %s %v %s\n", indent, v.Name, v.Type, tensorString(v.Data))
+	}
+	for _, n := range g.Nodes {
+		fmt.Fprintf(b, "%s  node %q %s domain=%q doc=%q in=%v implicit=%v\n", indent, n.Name, n.Op, n.Domain, n.Doc, valueNames(n.Inputs), valueNames(n.Implicit))
+		for _, o := range n.Outputs {
+			if o == nil {
+				fmt.Fprintf(b, "%s    out -\n", indent)
+				continue
+			}
+			fmt.Fprintf(b, "%s    out %s %v doc=%q\n", indent, o.Name, o.Type, o.Doc)
+		}
+		for _, a := range n.Attrs {
+			fmt.Fprintf(b, "%s    attr %s %v doc=%q ", indent, a.Name, a.Kind, a.Doc)
+			switch a.Kind {
+			case ir.AttrInt:
+				fmt.Fprintf(b, "%d\n", a.Int)
+			case ir.AttrFloat:
+				fmt.Fprintf(b, "%v\n", math.Float32bits(a.Float))
+			case ir.AttrString:
+				fmt.Fprintf(b, "%q\n", a.Str)
+			case ir.AttrInts:
+				fmt.Fprintf(b, "%v\n", a.Ints)
+			case ir.AttrFloats:
+				fmt.Fprintf(b, "%v\n", a.Floats)
+			case ir.AttrStrings:
+				fmt.Fprintf(b, "%q\n", a.Strs)
+			case ir.AttrTensor:
+				fmt.Fprintf(b, "%s\n", tensorString(a.Tensor))
+			case ir.AttrTensors:
+				for _, t := range a.Tensors {
+					fmt.Fprintf(b, "%s ", tensorString(t))
+				}
+				b.WriteString("\n")
+			case ir.AttrGraph:
+				b.WriteString("\n")
+				dumpGraph(b, a.Graph, indent+"      ")
+			case ir.AttrGraphs:
+				b.WriteString("\n")
+				for _, sg := range a.Graphs {
+					dumpGraph(b, sg, indent+"      ")
+				}
+			default:
+				b.WriteString("(other)\n")
+			}
+		}
+	}
+	for _, v := range g.Outputs {
+		fmt.Fprintf(b, "%s  output %s %v\n", indent, v.Name, v.Type)
+	}
+}
+
+func valueNames(vs []*ir.Value) []string {
+	out := make([]string, len(vs))
+	for i, v := range vs {
+		if v == nil {
+			out[i] = "-"
+		} else {
+			out[i] = v.Name
+		}
+	}
+	return out
+}
+
+func tensorString(t *ir.Tensor) string {
+	if t == nil {
+		return "<nil>"
+	}
+	h := sha256.New()
+	h.Write(t.Raw)
+	for _, s := range t.Strs {
+		fmt.Fprintf(h, "%d:%s", len(s), s)
+	}
+	return fmt.Sprintf("tensor(%q %v%v doc=%q %x)", t.Name, t.DType, t.Shape, t.Doc, h.Sum(nil)[:8])
+}
+
+// pythonONNX returns a Python interpreter that can import onnx, skipping the
+// test in -short mode when there is none and failing it otherwise.
+func pythonONNX(t *testing.T) string {
+	t.Helper()
+	for _, py := range []string{"/usr/bin/python3", "python3"} {
+		path, err := exec.LookPath(py)
+		if err != nil {
+			continue
+		}
+		if exec.Command(path, "-c", "import onnx").Run() == nil {
+			return path
+		}
+	}
+	if testing.Short() {
+		t.Skip("python3 with onnx not found; skipped in -short mode")
+	}
+	t.Fatal("python3 with the onnx module not found: install the Debian package python3-onnx (apt-get install python3-onnx)")
+	return ""
+}
