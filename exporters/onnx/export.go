@@ -324,7 +324,7 @@ func (ex *exporter) graph(g *ir.Graph) (*onnxpb.GraphProto, error) {
 		gp.Initializer = append(gp.Initializer, tp)
 	}
 	for _, v := range g.Inputs {
-		gp.Input = append(gp.Input, ex.valueInfo(v, inDecl[v]))
+		gp.Input = append(gp.Input, ex.valueInfo(v, inDecl[v], false))
 	}
 	for _, n := range g.Nodes {
 		np, err := ex.node(n)
@@ -335,7 +335,7 @@ func (ex *exporter) graph(g *ir.Graph) (*onnxpb.GraphProto, error) {
 	}
 	isOutput := make(map[*ir.Value]bool, len(g.Outputs))
 	for _, v := range g.Outputs {
-		gp.Output = append(gp.Output, ex.valueInfo(v, outDecl[v]))
+		gp.Output = append(gp.Output, ex.valueInfo(v, outDecl[v], false))
 		isOutput[v] = true
 	}
 
@@ -346,7 +346,7 @@ func (ex *exporter) graph(g *ir.Graph) (*onnxpb.GraphProto, error) {
 		case v == nil:
 			gp.ValueInfo = append(gp.ValueInfo, vip)
 		case ex.live[v] && encloses(v.Graph, g):
-			gp.ValueInfo = append(gp.ValueInfo, ex.valueInfo(v, vip))
+			gp.ValueInfo = append(gp.ValueInfo, ex.valueInfo(v, vip, ex.opts.ValueInfo))
 			written[v] = true
 		}
 	}
@@ -354,7 +354,7 @@ func (ex *exporter) graph(g *ir.Graph) (*onnxpb.GraphProto, error) {
 		for _, n := range g.Nodes {
 			for _, o := range n.Outputs {
 				if o != nil && o.Type.DType != ir.Undefined && !written[o] && !isOutput[o] {
-					gp.ValueInfo = append(gp.ValueInfo, ex.valueInfo(o, nil))
+					gp.ValueInfo = append(gp.ValueInfo, ex.valueInfo(o, nil, true))
 					written[o] = true
 				}
 			}
@@ -364,8 +364,14 @@ func (ex *exporter) graph(g *ir.Graph) (*onnxpb.GraphProto, error) {
 }
 
 // valueInfo declares v, starting from decl, the source's declaration, when
-// there is one.
-func (ex *exporter) valueInfo(v *ir.Value, decl *onnxpb.ValueInfoProto) *onnxpb.ValueInfoProto {
+// there is one. A declaration keeps the type it was read with unless refine
+// is set: graph inputs and outputs are the model's interface and are never
+// narrowed (a runtime may fold and inline control flow differently once an
+// input is static: silero_vad's If branches fail ONNX Runtime's type
+// inference at level all when its inputs are declared static), and
+// value_info entries are refined only when Options.ValueInfo asks for the
+// inferred types.
+func (ex *exporter) valueInfo(v *ir.Value, decl *onnxpb.ValueInfoProto, refine bool) *onnxpb.ValueInfoProto {
 	var (
 		impType ir.TensorType
 		impDoc  string
@@ -384,7 +390,7 @@ func (ex *exporter) valueInfo(v *ir.Value, decl *onnxpb.ValueInfoProto) *onnxpb.
 		}
 		vip := proto.Clone(decl).(*onnxpb.ValueInfoProto)
 		vip.Name = proto.String(name)
-		if !typeSame {
+		if !typeSame && refine {
 			// A type that says less than the declaration (no element
 			// type) leaves the declaration's type alone.
 			if tp := typeProto(v.Type, decl.GetType()); tp != nil || decl.Type == nil {

@@ -391,14 +391,20 @@ func TestValueInfoEntries(t *testing.T) {
 	if got := viNames(out); !slices.Equal(got, []string{"hb", "gone", "h"}) {
 		t.Errorf("value_info = %v", got)
 	}
-	// A pass refines h's type and removes... nothing else; the entry
-	// follows the IR type and keeps its denotation and doc.
+	// A pass refines h's type. Without ValueInfo the declaration is
+	// written back as read; with it, the entry follows the IR type and
+	// keeps its denotation and doc.
 	h := g.Nodes[0].Outputs[0]
 	h.Type = ir.TensorOf(ir.Float32, 8, 3)
 	out = unmarshal(t, mustExport(t, g, exporter.Options{}))
 	hv := out.Graph.ValueInfo[2]
+	if dims := hv.GetType().GetTensorType().GetShape().GetDim(); len(dims) != 2 || dims[0].GetDimParam() != "batch" || dims[1].GetDenotation() != "FEATURE" || hv.GetDocString() != "h doc" {
+		t.Errorf("h without ValueInfo = %v, want the declaration as read", hv)
+	}
+	out = unmarshal(t, mustExport(t, g, exporter.Options{ValueInfo: true}))
+	hv = out.Graph.ValueInfo[2]
 	if dims := hv.GetType().GetTensorType().GetShape().GetDim(); len(dims) != 2 || dims[0].GetDimValue() != 8 || dims[1].GetDenotation() != "FEATURE" || hv.GetDocString() != "h doc" {
-		t.Errorf("updated h = %v", hv)
+		t.Errorf("h with ValueInfo = %v", hv)
 	}
 	// With ValueInfo, every typed intermediate value gets an entry; the
 	// source's come first.

@@ -69,6 +69,18 @@ func inferIf(c *nctx) {
 	}
 	delete(c.in.dead, thenG)
 	delete(c.in.dead, elseG)
+	thenTypes, elseTypes := snapshotTypes(thenG), snapshotTypes(elseG)
+	defer func() {
+		// A dead branch never runs: its values keep the types they had
+		// before inference (the file's declarations), not half-inferred
+		// ones that a runtime checking value_info would reject.
+		if c.in.dead[thenG] {
+			thenTypes.restore()
+		}
+		if c.in.dead[elseG] {
+			elseTypes.restore()
+		}
+	}()
 	mark := len(c.in.errs)
 	c.subgraph(thenG, taken == 1)
 	mid := len(c.in.errs)
@@ -352,5 +364,49 @@ func inferScan(c *nctx) {
 		d := cloneDims(t.Shape)
 		d = append(d[:a], append([]ir.Dim{seq}, d[a:]...)...)
 		c.set(n+s, tensorType(t.DType, d))
+	}
+}
+
+// typeSnapshot remembers the types of every value defined in a graph and
+// its nested subgraphs.
+type typeSnapshot struct {
+	vals  []*ir.Value
+	types []ir.TensorType
+}
+
+func snapshotTypes(g *ir.Graph) *typeSnapshot {
+	s := &typeSnapshot{}
+	seen := map[*ir.Graph]bool{} // malformed input may nest a graph in itself
+	var walk func(sg *ir.Graph)
+	walk = func(sg *ir.Graph) {
+		if seen[sg] {
+			return
+		}
+		seen[sg] = true
+		add := func(v *ir.Value) {
+			if v != nil && v.Graph == sg {
+				s.vals = append(s.vals, v)
+				s.types = append(s.types, v.Type.Clone())
+			}
+		}
+		for _, v := range sg.Inputs {
+			add(v)
+		}
+		for _, n := range sg.Nodes {
+			for _, o := range n.Outputs {
+				add(o)
+			}
+			for _, sub := range n.Subgraphs() {
+				walk(sub)
+			}
+		}
+	}
+	walk(g)
+	return s
+}
+
+func (s *typeSnapshot) restore() {
+	for i, v := range s.vals {
+		v.Type = s.types[i]
 	}
 }

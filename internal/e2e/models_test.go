@@ -1,0 +1,231 @@
+package e2e
+
+import (
+	"bufio"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+
+	onnxexp "github.com/remat-compile/remat/exporters/onnx"
+	onnximp "github.com/remat-compile/remat/importers/onnx"
+	"github.com/remat-compile/remat/internal/ort"
+	"github.com/remat-compile/remat/internal/zoo"
+	"github.com/remat-compile/remat/ir"
+	"github.com/remat-compile/remat/passes/shapes"
+)
+
+// modelCase is one model file with the input shapes and fixed input values
+// it runs with.
+type modelCase struct {
+	name     string
+	path     string
+	shapes   map[string][]int64 // concrete input shapes
+	fixed    map[string]ort.Tensor
+	external bool // written by others (not by our zoo)
+}
+
+func (c modelCase) inputShapes() map[string][]ir.Dim {
+	m := map[string][]ir.Dim{}
+	for k, s := range c.shapes {
+		d := make([]ir.Dim, len(s))
+		for i, n := range s {
+			d[i] = ir.D(n)
+		}
+		m[k] = d
+	}
+	return m
+}
+
+var (
+	zooOnce  sync.Once
+	zooDir   string
+	zooCases []modelCase
+	zooErr   error
+)
+
+// zooModels exports every zoo model's Small configuration once per test
+// binary, with shapes inferred so that the files are complete ONNX.
+func zooModels(t *testing.T) []modelCase {
+	t.Helper()
+	zooOnce.Do(func() {
+		zooDir, zooErr = os.MkdirTemp("", "remat-e2e-zoo-")
+		if zooErr != nil {
+			return
+		}
+		for _, m := range zoo.Models() {
+			g, err := m.Build(m.Small)
+			if err != nil {
+				zooErr = fmt.Errorf("zoo %s: %w", m.Name, err)
+				return
+			}
+			if err := shapes.Infer(g, shapes.Options{RequireStatic: true, File: m.Name}); err != nil {
+				zooErr = fmt.Errorf("zoo %s: shapes: %w", m.Name, err)
+				return
+			}
+			p := filepath.Join(zooDir, m.Name+".onnx")
+			if err := onnxexp.ExportFile(g, p, onnxexp.Options{}); err != nil {
+				zooErr = fmt.Errorf("zoo %s: export: %w", m.Name, err)
+				return
+			}
+			c := modelCase{name: "zoo/" + m.Name, path: p, shapes: map[string][]int64{}}
+			for _, in := range g.Inputs {
+				dims, _ := in.Type.Dims()
+				c.shapes[in.Name] = dims
+			}
+			zooCases = append(zooCases, c)
+		}
+	})
+	if zooErr != nil {
+		t.Fatal(zooErr)
+	}
+	return zooCases
+}
+
+// realModels reads the manifest written by ../shared/models/fetch.sh
+// (scripts/setup.sh exports its path as REMAT_MODELS).
+func realModels(t *testing.T) []modelCase {
+	t.Helper()
+	manifest := os.Getenv("REMAT_MODELS")
+	if manifest == "" {
+		if testing.Short() {
+			t.Skip("REMAT_MODELS not set (run scripts/setup.sh); skipped in -short mode")
+		}
+		t.Fatal("REMAT_MODELS is not set: run the tests through scripts/test.sh, which fetches the real models of ../shared/models")
+	}
+	f, err := os.Open(manifest)
+	if err != nil {
+		t.Fatalf("real-model manifest: %v", err)
+	}
+	defer f.Close()
+	var cases []modelCase
+	sc := bufio.NewScanner(f)
+	for line := 0; sc.Scan(); line++ {
+		if line == 0 {
+			continue // header
+		}
+		cols := strings.Split(sc.Text(), "\t")
+		if len(cols) < 5 {
+			t.Fatalf("manifest line %d: %d columns, want 5", line+1, len(cols))
+		}
+		c := modelCase{name: "real/" + cols[0], path: cols[1], shapes: map[string][]int64{}, fixed: map[string]ort.Tensor{}, external: true}
+		for _, spec := range strings.Fields(cols[4]) {
+			if err := c.addInputSpec(spec); err != nil {
+				t.Fatalf("manifest %s: %v", cols[0], err)
+			}
+		}
+		cases = append(cases, c)
+	}
+	if len(cases) < 5 {
+		t.Fatalf("manifest %s lists %d models, want the 5 of ../shared/models", manifest, len(cases))
+	}
+	return cases
+}
+
+// addInputSpec parses name:1x3x640x640 or name:scalar:int64=16000.
+func (c *modelCase) addInputSpec(spec string) error {
+	parts := strings.Split(spec, ":")
+	if len(parts) < 2 {
+		return fmt.Errorf("input spec %q: want name:shape[:dtype=value]", spec)
+	}
+	name := parts[0]
+	var dims []int64
+	if parts[1] != "scalar" {
+		for _, d := range strings.Split(parts[1], "x") {
+			n, err := strconv.ParseInt(d, 10, 64)
+			if err != nil {
+				return fmt.Errorf("input spec %q: %v", spec, err)
+			}
+			dims = append(dims, n)
+		}
+	}
+	c.shapes[name] = dims
+	if len(parts) == 3 {
+		dt, val, ok := strings.Cut(parts[2], "=")
+		if !ok || dt != "int64" {
+			return fmt.Errorf("input spec %q: only int64=VALUE fixed inputs are supported", spec)
+		}
+		v, err := strconv.ParseInt(val, 10, 64)
+		if err != nil {
+			return fmt.Errorf("input spec %q: %v", spec, err)
+		}
+		n := ort.NumElements(dims)
+		data := make([]int64, n)
+		for i := range data {
+			data[i] = v
+		}
+		t, err := ort.NewTensor(dims, data)
+		if err != nil {
+			return err
+		}
+		c.fixed[name] = t
+	}
+	return nil
+}
+
+func allModels(t *testing.T) []modelCase {
+	return append(zooModels(t), realModels(t)...)
+}
+
+// inputsFor draws the seeded inputs of a case and applies its fixed ones.
+func inputsFor(t *testing.T, c modelCase, seed uint64) map[string]ort.Tensor {
+	t.Helper()
+	in, err := ort.RandomInputs(c.path, seed, c.shapes)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for k, v := range c.fixed {
+		in[k] = v
+	}
+	return in
+}
+
+// convert is what `remat-compile convert` does: import, infer shapes,
+// export. It returns the graph and the path written.
+func convert(t *testing.T, c modelCase, valueInfo bool) (*ir.Graph, string) {
+	t.Helper()
+	g, err := onnximp.ImportFile(c.path, onnximp.Options{})
+	if err != nil {
+		t.Fatalf("import: %v", err)
+	}
+	if err := ir.Verify(g); err != nil {
+		t.Fatalf("imported graph fails Verify: %v", err)
+	}
+	if err := shapes.Infer(g, shapes.Options{InputShapes: c.inputShapes(), RequireStatic: true, File: filepath.Base(c.path)}); err != nil {
+		t.Fatalf("shape inference: %v", err)
+	}
+	out := filepath.Join(t.TempDir(), "converted.onnx")
+	if err := onnxexp.ExportFile(g, out, onnxexp.Options{ValueInfo: valueInfo, Source: c.path}); err != nil {
+		t.Fatalf("export: %v", err)
+	}
+	return g, out
+}
+
+// python returns Debian's python3 with the onnx module.
+func python(t *testing.T) string {
+	t.Helper()
+	for _, p := range []string{"/usr/bin/python3", "python3"} {
+		if exec.Command(p, "-c", "import onnx").Run() == nil {
+			return p
+		}
+	}
+	if testing.Short() {
+		t.Skip("python3 with onnx not installed; skipped in -short mode")
+	}
+	t.Fatal("python3 with the onnx module is missing: apt-get install python3-onnx (scripts/setup.sh does)")
+	return ""
+}
+
+func requireORT(t *testing.T) {
+	t.Helper()
+	if _, err := ort.Version(); err != nil {
+		if testing.Short() {
+			t.Skipf("ONNX Runtime unavailable (%v); skipped in -short mode", err)
+		}
+		t.Fatal(err)
+	}
+}
