@@ -28,8 +28,10 @@ const (
 	// (Reshape, Squeeze, Unsqueeze, Flatten, Identity).
 	Alias
 	// InPlace ops may write their output over their first input's buffer
-	// when that input has no later reader and the sizes match (ONNX
-	// Runtime's CPU kernels declare this for unary activations).
+	// when that input has no later reader and its shape and element size
+	// match (measured for ONNX Runtime's CPU kernels: unary activations,
+	// Clip, Shrink, Softmax, LogSoftmax, and Cast between same-size types;
+	// see passes/memory/ort.go).
 	InPlace
 )
 
@@ -161,7 +163,7 @@ var opTable = []OpInfo{
 	{"", "Mean", 1, vv, 1, 1, ew},
 	{"", "PRelu", 2, 2, 1, 1, ew},
 	{"", "Where", 3, 3, 1, 1, ew},
-	{"", "Clip", 1, 3, 1, 1, ew},
+	{"", "Clip", 1, 3, 1, 1, ip},
 	{"", "Sqrt", 1, 1, 1, 1, ew},
 	{"", "Exp", 1, 1, 1, 1, ew},
 	{"", "Log", 1, 1, 1, 1, ew},
@@ -200,7 +202,7 @@ var opTable = []OpInfo{
 	{"", "Softsign", 1, 1, 1, 1, ip},
 	{"", "Mish", 1, 1, 1, 1, ew},
 	{"", "Gelu", 1, 1, 1, 1, ew},
-	{"", "Shrink", 1, 1, 1, 1, ew},
+	{"", "Shrink", 1, 1, 1, 1, ip},
 	{"", "Equal", 2, 2, 1, 1, ew},
 	{"", "Greater", 2, 2, 1, 1, ew},
 	{"", "Less", 2, 2, 1, 1, ew},
@@ -210,7 +212,7 @@ var opTable = []OpInfo{
 	{"", "Or", 2, 2, 1, 1, ew},
 	{"", "Xor", 2, 2, 1, 1, ew},
 	{"", "Not", 1, 1, 1, 1, ew},
-	{"", "Cast", 1, 1, 1, 1, ew},
+	{"", "Cast", 1, 1, 1, 1, ip},
 	{"", "CastLike", 2, 2, 1, 1, ew},
 	{"", "Identity", 1, 1, 1, 1, al},
 	{"", "QuantizeLinear", 2, 3, 1, 1, 0},
@@ -218,8 +220,8 @@ var opTable = []OpInfo{
 	{"", "DynamicQuantizeLinear", 1, 1, 3, 3, 0},
 
 	// Softmax and reductions.
-	{"", "Softmax", 1, 1, 1, 1, 0},
-	{"", "LogSoftmax", 1, 1, 1, 1, 0},
+	{"", "Softmax", 1, 1, 1, 1, InPlace},
+	{"", "LogSoftmax", 1, 1, 1, 1, InPlace},
 	{"", "Hardmax", 1, 1, 1, 1, 0},
 	{"", "ReduceMean", 1, 2, 1, 1, 0},
 	{"", "ReduceSum", 1, 2, 1, 1, 0},

@@ -4,27 +4,68 @@
 //
 // # Definition
 //
-// A step runs one node. Running it allocates a buffer for each present
-// output (rounded up to Options.AlignBytes) unless the output reuses an input
-// buffer (below); the bytes in use while the step runs, its working set
-// together with everything else live, are the bytes live before the step
-// plus the new output buffers plus the node's transient workspace
-// (Options.Workspace). Right after the step, every value instance whose last
-// reader in the sequence is this step is freed, and so is every output that
-// nothing reads. A value produced again later (a recomputation) is a new
-// instance: readers read the most recent instance, and each instance is
-// freed after its own last reader. Graph outputs are kept to the end of the
-// sequence (Options.FreeOutputs switches that off). Graph inputs and
-// parameters are never freed; they form a constant term that is counted only
-// when Options.CountInputs / CountParams say so.
+// A step runs one node. Running it places each present output in a buffer:
+// a new one (its size rounded up to Options.AlignBytes), or, under the
+// switches below, a buffer that already exists. The bytes in use while the
+// step runs (During), its working set together with everything else held,
+// are the bytes of every buffer allocated and not yet released, plus the
+// node's transient workspace (Options.Workspace), which is counted in
+// During only; After is the bytes in use once the step's releases are
+// done.
 //
-// Buffers, not values, hold bytes. With Options.Aliasing, an op flagged
-// ir.Alias (Reshape, Squeeze, Unsqueeze, Flatten, Identity) returns a view
-// of its first input's buffer, which then lives until its last view dies.
-// With Options.InPlace, an op flagged ir.InPlace writes its output over its
-// first input's buffer when that instance dies at this step, the buffer has
-// no other live view, and the sizes match. Both follow what ONNX Runtime's
-// allocation planner does on CPU (../shared/research/ort-execution.md).
+// A value instance dies after the last step that reads it; an output that
+// nothing reads dies at its own step. A value produced again later (a
+// recomputation) is a new instance: readers read the most recent instance,
+// and each instance dies after its own last reader. Graph outputs are kept
+// to the end of the sequence and always get a buffer of their own, never a
+// view or a reused one: the runtime hands them to the caller
+// (Options.FreeOutputs makes them ordinary values instead). Graph inputs
+// and parameters are never freed; they form a constant term that is
+// counted only when Options.CountInputs / CountParams say so. With
+// Options.ConstantsAsParams the outputs of Constant nodes are parameters
+// too (ONNX Runtime turns Constant nodes into initializers when it loads a
+// model, so they never run).
+//
+// Buffers, not values, hold bytes; a buffer is released when the last
+// instance placed in it dies (but see Reuse). With Options.Aliasing, an op
+// flagged ir.Alias (Reshape, Squeeze, Unsqueeze, Flatten, Identity) places
+// its output in its first input's buffer (a view; no bytes when that input
+// is a graph input or parameter). With Options.InPlace, an op flagged
+// ir.InPlace (unary activations, Clip, Cast, Softmax, …) writes its output
+// over its first input's buffer when that input instance dies at this step,
+// no other live instance shares the buffer, the node reads it through one
+// input slot only, and the input and output have the same element size and
+// the same shape.
+//
+// With Options.Reuse the model follows ONNX Runtime's allocation planner
+// (allocation_planner.cc, sequential execution, arena on, memory pattern
+// off): a buffer whose instances have all died goes onto a free list
+// instead of back to the allocator; a later output that gets no view or
+// in-place buffer takes the most recently freed listed buffer that was
+// first allocated for a value of the same element size and the same shape
+// (scalars never do). The buffer is released only after the last step that
+// reads any instance placed in it, and never if nothing reads them: so a
+// buffer waiting on the free list for a later taker stays allocated in
+// between, and an output nothing reads stays allocated to the end of the
+// sequence unless a later output takes its buffer. Without Reuse every
+// buffer is released right after its last instance dies.
+//
+// With Options.Arena the buffers' allocations and releases are replayed, in
+// order, through a model of ONNX Runtime's BFC arena (arena.go): at each
+// step its new buffers in output order, then its workspace, released at
+// once, then the buffers released after the step. Each buffer, and the
+// workspace, then counts as the chunk the arena hands out for it, which is
+// a multiple of 256 bytes and can be larger than the request (a chunk is
+// split only when it is at least twice the request). A node with subgraphs
+// (If, Loop, Scan) runs them in the same arena, in their file order, in
+// place of its workspace: an If the branch that peaks higher, a loop body
+// once; the subgraph's outputs are the node's outputs.
+//
+// ORT returns the switches, alignment, workspace (ORTWorkspace) and
+// prepacked weights (ORTPrepacked) that predict ONNX Runtime 1.30's CPU
+// arena; ort.go records the measurements behind each rule, and
+// internal/memcheck compares the model with ORT on every zoo model and the
+// real models of the manifest.
 //
 // # Relation to the papers
 //
@@ -37,11 +78,17 @@
 // App. A.3 defines the peak of a sequence the same way, as the maximum over
 // steps of the live sizes with the step's outputs included. Kumar et al.
 // (2019) §2.1 count a node's inputs and outputs as live while it runs, which
-// is also During. We follow that shared definition with three changes, made
-// because the model must predict what ONNX Runtime allocates: buffers
-// instead of values (views and in-place reuse cost no new memory), graph
-// outputs pinned to the end (the runtime hands them to the caller), and an
-// optional per-node workspace term (kernel scratch memory, MONeT's c_i).
+// is also During. The zero Options is exactly that shared definition. ORT()
+// keeps its structure (During = everything allocated and not yet released,
+// including the step's outputs; releases after the step) and changes what
+// is allocated and when it is released, because the model must predict
+// what ONNX Runtime allocates: buffers instead of values (views and
+// in-place reuse cost no new memory), graph outputs pinned to the end (the
+// runtime hands them to the caller), buffers held on the planner's free
+// list counted until their release (eq. 3's FREE comes later than the last
+// use for them), sizes as the arena's chunks (eq. 2's output size becomes
+// the chunk size), and a per-node workspace term (kernel scratch memory,
+// MONeT's c_i, which Checkmate's eq. 2 lacks).
 package memory
 
 import (
@@ -60,42 +107,66 @@ type Options struct {
 	FreeOutputs bool // free graph outputs after their last reader instead of keeping them
 	Aliasing    bool // Alias ops are views of their input
 	InPlace     bool // InPlace ops reuse a dying input buffer of the same size
+	// Reuse follows ONNX Runtime's allocation planner: dead buffers wait on
+	// a free list for a later output of the same element size and shape,
+	// and stay allocated until the last read of anything placed in them.
+	Reuse bool
+	// ConstantsAsParams treats the outputs of Constant nodes as parameters:
+	// Constant steps allocate nothing and their outputs are never freed
+	// (counted under CountParams).
+	ConstantsAsParams bool
 	// AlignBytes rounds every buffer up to a multiple of it (0 or 1: none).
 	AlignBytes int64
 	// Workspace, when set, gives a node's transient scratch bytes while it
 	// runs; they are counted in During only.
 	Workspace func(n *ir.Node) int64
-}
-
-// ORT returns the options that model ONNX Runtime's CPU execution provider
-// with the arena on and the memory pattern off: caller-owned inputs and
-// initializers not counted, outputs kept, views and in-place reuse on.
-func ORT() Options {
-	return Options{Aliasing: true, InPlace: true}
+	// Arena replays the buffers' allocations and releases, in order,
+	// through a model of ONNX Runtime's BFC arena (arena.go), and counts
+	// each buffer, and each step's workspace, as the chunk the arena hands
+	// out for it, which can be larger than the request.
+	Arena bool
+	// Prepacked gives, under Arena, the bytes a node's kernel copies its
+	// constant weights into inside the arena when the session is created
+	// (before the first step, in the root graph's node order, never
+	// released). They shape where later chunks go but, like parameters, are
+	// not counted.
+	Prepacked func(n *ir.Node) int64
 }
 
 // Result is the outcome of simulating one sequence.
 type Result struct {
-	// PeakBytes is the largest During; PeakStep the first step reaching it.
+	// PeakBytes is the largest During; PeakStep the first step reaching it
+	// (-1 for an empty sequence, whose peak is the constant term).
 	PeakBytes int64
 	PeakStep  int
 	// ConstBytes is the constant term (inputs and parameters counted under
 	// the options); it is included in every During and After entry.
 	ConstBytes int64
+	// PeakWorkspace is the workspace of the peak step, included in
+	// PeakBytes.
+	PeakWorkspace int64
 	// During[i] is the bytes in use while step i runs; After[i] after its
-	// frees.
-	During []int64
-	After  []int64
-	// AtPeak lists the value instances whose buffers are live at the peak,
-	// largest first (ties by value ID), including the peak step's outputs.
+	// frees. Workspace[i] is the part of During[i] that is step i's
+	// workspace (under Arena its chunk, or what the step's subgraphs
+	// added).
+	During    []int64
+	After     []int64
+	Workspace []int64
+	// AtPeak lists the buffers allocated at the peak, largest first (ties
+	// by value ID), each as the value instances placed in it: the
+	// instances live at the peak step (the first carries the buffer's
+	// bytes, views and in-place results sharing it carry 0), or, for a
+	// buffer held for reuse with no live instance, the last instance that
+	// was placed in it. ConstBytes + PeakWorkspace + the sum of Bytes is
+	// PeakBytes.
 	AtPeak []Live
 }
 
 // Live is one value instance that holds memory.
 type Live struct {
 	Value *ir.Value
-	Bytes int64 // bytes of its buffer (0 when it is a view or reused an input)
-	Step  int   // the step that produced it, -1 for inputs and parameters
+	Bytes int64 // bytes of its buffer, the arena chunk under Arena (0 when it shares another instance's buffer)
+	Step  int   // the step that produced it
 }
 
 // SizeError lists values whose size is unknown, so no byte count is possible.
@@ -149,14 +220,15 @@ type sim struct {
 	nv   int
 
 	// Instances: instance k is output slot j of step i, numbered by
-	// instBase[i]+j. lastUse[k] is the last step that reads it (or len(seq)
-	// for kept outputs, -1 when nothing reads it).
+	// instBase[i]+j; instStep[k] is i. lastUse[k] is the last step that
+	// reads it (len(seq) for kept outputs, -1 when nothing reads it).
 	instBase []int32
+	instStep []int32
 	lastUse  []int32
 	// reads[i] lists, per input of step i (explicit then implicit), the
 	// instance read, or -1 for a value from outside the sequence.
 	reads [][]int32
-	sizes []int64 // bytes per value ID, -1 unknown
+	sizes []int64 // aligned bytes per value ID, -1 unknown, -2 not computed
 }
 
 func (s *sim) bytesOf(v *ir.Value) int64 {
@@ -173,10 +245,16 @@ func (s *sim) bytesOf(v *ir.Value) int64 {
 	return n
 }
 
+// constNode reports whether n's outputs are parameters under the options.
+func (s *sim) constNode(n *ir.Node) bool {
+	return s.opts.ConstantsAsParams && n != nil && n.Op == "Constant" && (n.Domain == "" || n.Domain == "ai.onnx")
+}
+
 // external reports whether v is available without any step producing it:
-// a graph input or parameter, or a value of an enclosing graph.
+// a graph input or parameter, a Constant node's output under
+// ConstantsAsParams, or a value of an enclosing graph.
 func (s *sim) external(v *ir.Value) bool {
-	return v.Def == nil || v.Def.Graph != s.g
+	return v.Def == nil || v.Def.Graph != s.g || s.constNode(v.Def)
 }
 
 func (s *sim) plan(seq []*ir.Node) error {
@@ -188,7 +266,9 @@ func (s *sim) plan(seq []*ir.Node) error {
 	for i, n := range seq {
 		s.instBase[i+1] = s.instBase[i] + int32(len(n.Outputs))
 	}
-	s.lastUse = make([]int32, s.instBase[len(seq)])
+	ninst := s.instBase[len(seq)]
+	s.lastUse = make([]int32, ninst)
+	s.instStep = make([]int32, ninst)
 	for i := range s.lastUse {
 		s.lastUse[i] = -1
 	}
@@ -217,7 +297,8 @@ func (s *sim) plan(seq []*ir.Node) error {
 		}
 		s.reads[i] = r
 		for j, o := range n.Outputs {
-			if o != nil {
+			s.instStep[s.instBase[i]+int32(j)] = int32(i)
+			if o != nil && !s.constNode(n) {
 				cur[o.ID] = s.instBase[i] + int32(j)
 			}
 		}
@@ -234,6 +315,9 @@ func (s *sim) plan(seq []*ir.Node) error {
 	var unknown []*ir.Value
 	seen := make([]bool, s.nv)
 	for _, n := range seq {
+		if s.constNode(n) {
+			continue
+		}
 		for _, o := range n.Outputs {
 			if o != nil && !seen[o.ID] && s.bytesOf(o) < 0 {
 				seen[o.ID] = true
@@ -250,26 +334,35 @@ func (s *sim) plan(seq []*ir.Node) error {
 func (s *sim) constBytes() (int64, error) {
 	var total int64
 	var unknown []*ir.Value
-	count := func(vs []*ir.Value, seen map[*ir.Value]bool) {
-		for _, v := range vs {
-			if seen[v] {
-				continue
-			}
-			seen[v] = true
-			b := s.bytesOf(v)
-			if b < 0 {
-				unknown = append(unknown, v)
-				continue
-			}
-			total += b
+	seen := make([]bool, s.nv)
+	count := func(v *ir.Value) {
+		if v == nil || seen[v.ID] {
+			return
+		}
+		seen[v.ID] = true
+		b := s.bytesOf(v)
+		if b < 0 {
+			unknown = append(unknown, v)
+			return
+		}
+		total += b
+	}
+	if s.opts.CountInputs {
+		for _, v := range s.g.Inputs {
+			count(v)
 		}
 	}
-	seen := map[*ir.Value]bool{}
-	if s.opts.CountInputs {
-		count(s.g.Inputs, seen)
-	}
 	if s.opts.CountParams {
-		count(s.g.Params, seen)
+		for _, v := range s.g.Params {
+			count(v)
+		}
+		for _, n := range s.g.Nodes {
+			if s.constNode(n) {
+				for _, o := range n.Outputs {
+					count(o)
+				}
+			}
+		}
 	}
 	if len(unknown) > 0 {
 		return 0, &SizeError{Values: unknown}
@@ -277,98 +370,355 @@ func (s *sim) constBytes() (int64, error) {
 	return total, nil
 }
 
+// buffer is one allocation.
+type buffer struct {
+	bytes int64
+	// key identifies the element size and shape of the value it was first
+	// allocated for (-1: never reusable).
+	key int32
+	// refs counts the instances placed in it that have not died.
+	refs int32
+	// pinned buffers hold a kept graph output and never reach the free list.
+	pinned bool
+	// first and lastWrite are the first and last steps that placed an
+	// instance in it; dead is the step at which refs last reached 0 (-1
+	// while some instance lives); lastRead the last step reading any of
+	// its instances (-1: none).
+	first, lastWrite, dead, lastRead int32
+	// writes lists the steps that placed instances in it, in order, and
+	// slots the output slot each wrote.
+	writes, slots []int32
+}
+
 func (s *sim) run(seq []*ir.Node) (*Result, error) {
 	c, err := s.constBytes()
 	if err != nil {
 		return nil, err
 	}
-	res := &Result{ConstBytes: c, During: make([]int64, len(seq)), After: make([]int64, len(seq)), PeakStep: -1, PeakBytes: c}
-	ninst := len(s.lastUse)
-	// Each live instance maps to a buffer; buffers carry bytes and a count
-	// of live instances viewing them.
-	buf := make([]int32, ninst)
-	for i := range buf {
-		buf[i] = -1
+	n := len(seq)
+	res := &Result{ConstBytes: c, During: make([]int64, n), After: make([]int64, n), PeakStep: -1, PeakBytes: c}
+	l := s.layout(seq)
+	if s.opts.Arena {
+		a := newBFCArena()
+		if s.opts.Prepacked != nil {
+			for _, nd := range s.g.Nodes {
+				if p := s.opts.Prepacked(nd); p > 0 {
+					a.alloc(p)
+				}
+			}
+		}
+		base := a.inUse
+		s.replay(a, seq, l, false, func(i int, during, after int64) {
+			res.During[i] = c + during - base
+			res.After[i] = c + after - base
+		})
+	} else {
+		during := make([]int64, n+2)
+		after := make([]int64, n+2)
+		for k := range l.bufs {
+			for x, iv := range l.intervals[k] {
+				if iv.from > iv.to {
+					continue
+				}
+				b := l.held[k][x]
+				during[iv.from] += b
+				during[iv.to+1] -= b
+				after[iv.from] += b
+				after[iv.to] -= b
+			}
+		}
+		var d, a int64
+		for i := 0; i < n; i++ {
+			d += during[i]
+			a += after[i]
+			res.During[i] = c + d + l.ws[i]
+			res.After[i] = c + a
+		}
 	}
-	var bufBytes []int64
-	var bufRefs []int32
-	live := c
-	var peakLive []int32 // instances live at the peak step (captured lazily)
-	for i, n := range seq {
+	for i := 0; i < n; i++ {
+		if res.During[i] > res.PeakBytes || res.PeakStep < 0 {
+			res.PeakBytes, res.PeakStep = res.During[i], i
+		}
+	}
+	res.Workspace = l.ws
+	if res.PeakStep >= 0 {
+		res.PeakWorkspace = l.ws[res.PeakStep]
+		res.AtPeak = s.atPeak(seq, int32(res.PeakStep), l)
+	}
+	return res, nil
+}
+
+// layout is where a sequence's value instances live: buffers and the step
+// intervals over which each buffer is allocated.
+type layout struct {
+	bufs []buffer
+	// buf is the buffer of each instance: -1 none, -2 a view of a value
+	// from outside the sequence.
+	buf []int32
+	// intervals[k] are the one or two closed step intervals over which
+	// buffer k is allocated (end len(seq): to the end of the sequence);
+	// held[k][x] is the bytes it holds over interval x (the arena's chunk
+	// under Arena).
+	intervals [][2]span
+	held      [][2]int64
+	// ws is each step's workspace (under Arena, the chunk it got, or the
+	// memory its subgraphs took).
+	ws []int64
+}
+
+// span is a closed interval of steps over which a buffer is allocated,
+// with the output slot whose placement allocated it; from > to is empty.
+type span struct{ from, to, slot int32 }
+
+// layout places every output of seq in a buffer and computes the buffers'
+// lifetimes.
+func (s *sim) layout(seq []*ir.Node) *layout {
+	n := len(seq)
+	l := &layout{buf: make([]int32, len(s.lastUse)), ws: make([]int64, n)}
+	for i := range l.buf {
+		l.buf[i] = -1
+	}
+	buf := l.buf
+	keys := map[string]int32{}
+	free := map[int32][]int32{} // reuse key → free buffers, most recently freed last
+
+	newBuffer := func(v *ir.Value, step int32, pinned bool) int32 {
+		key := int32(-1)
+		if s.opts.Reuse && !pinned {
+			key = s.reuseKey(v, keys)
+		}
+		l.bufs = append(l.bufs, buffer{bytes: s.bytesOf(v), key: key, pinned: pinned, first: step, dead: -1, lastRead: -1})
+		return int32(len(l.bufs) - 1)
+	}
+	place := func(inst, b int32, step int32) {
+		buf[inst] = b
+		bb := &l.bufs[b]
+		bb.refs++
+		bb.dead = -1
+		bb.lastWrite = step
+		bb.writes = append(bb.writes, step)
+		bb.slots = append(bb.slots, inst-s.instBase[step])
+	}
+	die := func(inst int32, step int32) {
+		b := buf[inst]
+		if b < 0 {
+			return
+		}
+		bb := &l.bufs[b]
+		bb.refs--
+		if bb.refs == 0 {
+			bb.dead = step
+			if s.opts.Reuse && bb.key >= 0 {
+				free[bb.key] = append(free[bb.key], b)
+			}
+		}
+	}
+
+	for i, nd := range seq {
+		step := int32(i)
+		if s.opts.Workspace != nil {
+			l.ws[i] = s.opts.Workspace(nd)
+		}
+		if s.constNode(nd) {
+			continue
+		}
 		base := s.instBase[i]
-		info := n.Info()
-		var fresh int64
-		for j, o := range n.Outputs {
+		info := nd.Info()
+		for j, o := range nd.Outputs {
 			if o == nil {
 				continue
 			}
 			inst := base + int32(j)
-			b := s.bytesOf(o)
-			if j == 0 && len(s.reads[i]) > 0 && info != nil {
+			kept := s.lastUse[inst] == int32(n)
+			if !kept && j == 0 && len(s.reads[i]) > 0 && info != nil {
 				in := s.reads[i][0]
 				switch {
-				case s.opts.Aliasing && info.Flags&ir.Alias != 0 && in >= 0:
-					buf[inst] = buf[in]
-					bufRefs[buf[in]]++
+				case s.opts.Aliasing && info.Flags&ir.Alias != 0 && in >= 0 && buf[in] >= 0:
+					place(inst, buf[in], step)
 					continue
-				case s.opts.Aliasing && info.Flags&ir.Alias != 0 && in < 0:
+				case s.opts.Aliasing && info.Flags&ir.Alias != 0 && in >= 0:
+					buf[inst] = buf[in] // a view of a view of an outside value
+					continue
+				case s.opts.Aliasing && info.Flags&ir.Alias != 0 && in < 0 && nd.AllInputs()[0] != nil:
 					// A view of an input or parameter: no new memory,
 					// and nothing to free later.
 					buf[inst] = -2
 					continue
-				case s.opts.InPlace && info.Flags&ir.InPlace != 0 && in >= 0 &&
-					s.lastUse[in] == int32(i) && bufRefs[buf[in]] == 1 && bufBytes[buf[in]] == b && !s.readsTwice(i, in):
-					buf[inst] = buf[in]
-					bufRefs[buf[in]]++
+				case s.opts.InPlace && info.Flags&ir.InPlace != 0 && in >= 0 && buf[in] >= 0 &&
+					s.lastUse[in] == step && l.bufs[buf[in]].refs == 1 && !s.readsTwice(i, in) &&
+					sameLayout(nd.AllInputs()[0], o):
+					place(inst, buf[in], step)
 					continue
 				}
 			}
-			buf[inst] = int32(len(bufBytes))
-			bufBytes = append(bufBytes, b)
-			bufRefs = append(bufRefs, 1)
-			fresh += b
+			if s.opts.Reuse && !kept {
+				if key := s.reuseKey(o, keys); key >= 0 {
+					if fl := free[key]; len(fl) > 0 {
+						b := fl[len(fl)-1]
+						free[key] = fl[:len(fl)-1]
+						place(inst, b, step)
+						continue
+					}
+				}
+			}
+			place(inst, newBuffer(o, step, kept), step)
 		}
-		live += fresh
-		during := live
-		if s.opts.Workspace != nil {
-			during += s.opts.Workspace(n)
+		// Reads, then deaths: inputs whose last reader is this step,
+		// outputs nobody reads.
+		for _, in := range s.reads[i] {
+			if in >= 0 && buf[in] >= 0 {
+				l.bufs[buf[in]].lastRead = step
+			}
 		}
-		res.During[i] = during
-		if during > res.PeakBytes || res.PeakStep < 0 {
-			res.PeakBytes, res.PeakStep = during, i
-			peakLive = peakLive[:0]
-			for k := int32(0); k < s.instBase[i+1]; k++ {
-				if buf[k] >= 0 && (s.lastUse[k] >= int32(i) || k >= base) {
-					peakLive = append(peakLive, k)
+		for k, in := range s.reads[i] {
+			if in >= 0 && s.lastUse[in] == step && !slices.Contains(s.reads[i][:k], in) {
+				die(in, step)
+			}
+		}
+		for j, o := range nd.Outputs {
+			if o != nil && s.lastUse[base+int32(j)] < 0 {
+				die(base+int32(j), step)
+			}
+		}
+	}
+
+	l.intervals = make([][2]span, len(l.bufs))
+	l.held = make([][2]int64, len(l.bufs))
+	for k := range l.bufs {
+		bb := &l.bufs[k]
+		iv := [2]span{{bb.first, bb.first, bb.slots[0]}, {1, 0, 0}}
+		switch {
+		case bb.pinned || bb.dead < 0:
+			iv[0].to = int32(n)
+		case !s.opts.Reuse:
+			iv[0].to = bb.dead
+		case bb.lastRead < 0:
+			// Nothing ever reads it: the planner plans no release.
+			iv[0].to = int32(n)
+		case bb.lastRead >= bb.lastWrite:
+			iv[0].to = bb.lastRead
+		default:
+			// Released after its last read; a later taker allocates it
+			// again, and nothing releases it after that.
+			iv[0].to = bb.lastRead
+			for w, step := range bb.writes {
+				if step > bb.lastRead {
+					iv[1] = span{step, int32(n), bb.slots[w]}
+					break
 				}
 			}
 		}
-		// Frees: inputs whose last reader is this step, outputs nobody reads.
-		release := func(inst int32) {
-			b := buf[inst]
-			buf[inst] = -1
-			if b < 0 {
-				return
-			}
-			bufRefs[b]--
-			if bufRefs[b] == 0 {
-				live -= bufBytes[b]
-			}
-		}
-		for _, in := range s.reads[i] {
-			if in >= 0 && s.lastUse[in] == int32(i) && buf[in] != -1 {
-				release(in)
-			}
-		}
-		for j, o := range n.Outputs {
-			if o != nil && s.lastUse[base+int32(j)] < 0 {
-				release(base + int32(j))
-			}
-		}
-		res.After[i] = live
+		l.intervals[k] = iv
+		l.held[k] = [2]int64{bb.bytes, bb.bytes}
 	}
-	res.AtPeak = s.atPeak(seq, peakLive)
-	return res, nil
+	return l
+}
+
+// replay runs the layout's allocations and releases through the arena a:
+// at each step the step's new buffers in output order, then its workspace
+// (or its subgraphs), released at once, then the buffers whose last
+// interval ends at the step. It reports each step's bytes in use at its
+// height and after its releases, and returns the largest. A nested replay
+// (a subgraph) allocates no kept outputs, which are the owning node's
+// outputs, and releases everything it still holds at its end.
+func (s *sim) replay(a *bfcArena, seq []*ir.Node, l *layout, nested bool, step func(i int, during, after int64)) int64 {
+	n := len(seq)
+	type event struct{ buf, x, slot int32 }
+	allocs := make([][]event, n+1)
+	frees := make([][]event, n+1)
+	for k := range l.bufs {
+		for x, iv := range l.intervals[k] {
+			if iv.from > iv.to || l.bufs[k].bytes <= 0 || (nested && l.bufs[k].pinned) {
+				l.held[k][x] = 0
+				continue
+			}
+			allocs[iv.from] = append(allocs[iv.from], event{int32(k), int32(x), iv.slot})
+			frees[iv.to] = append(frees[iv.to], event{int32(k), int32(x), 0})
+		}
+	}
+	chunks := make([][2]int32, len(l.bufs))
+	var most int64
+	for i := 0; i < n; i++ {
+		evs := allocs[i]
+		slices.SortStableFunc(evs, func(x, y event) int { return int(x.slot - y.slot) })
+		for _, e := range evs {
+			h := a.alloc(l.bufs[e.buf].bytes)
+			chunks[e.buf][e.x] = h
+			l.held[e.buf][e.x] = a.chunks[h].size
+		}
+		during := a.inUse
+		if subs := seq[i].Subgraphs(); len(subs) > 0 {
+			// The subgraph runs inside the node, in the same arena.
+			after, peak := s.nestedReplay(a, subs)
+			*a = *after
+			l.ws[i] = peak - during
+			during = peak
+		} else if l.ws[i] > 0 {
+			h := a.alloc(l.ws[i])
+			l.ws[i] = a.chunks[h].size
+			during = a.inUse
+			a.release(h)
+		}
+		most = max(most, during)
+		for _, e := range frees[i] {
+			a.release(chunks[e.buf][e.x])
+		}
+		if step != nil {
+			step(i, during, a.inUse)
+		}
+	}
+	if nested {
+		for _, e := range frees[n] {
+			a.release(chunks[e.buf][e.x])
+		}
+	}
+	return most
+}
+
+// nestedReplay replays each subgraph (file order) on a copy of a and
+// returns the copy and the peak of the subgraph that peaked highest (an
+// If runs one branch; which one depends on data).
+func (s *sim) nestedReplay(a *bfcArena, subs []*ir.Graph) (*bfcArena, int64) {
+	best, peak := a.clone(), a.inUse
+	for _, sg := range subs {
+		sub := &sim{g: sg, opts: s.opts, nv: s.nv}
+		sub.opts.FreeOutputs = false
+		if sub.plan(sg.Nodes) != nil {
+			continue
+		}
+		c := a.clone()
+		if p := sub.replay(c, sg.Nodes, sub.layout(sg.Nodes), true, nil); p > peak {
+			best, peak = c, p
+		}
+	}
+	return best, peak
+}
+
+// reuseKey numbers the element size and static shape of v; -1 when v may
+// not take or give a reused buffer (a scalar, or a shape not static).
+func (s *sim) reuseKey(v *ir.Value, keys map[string]int32) int32 {
+	dims, ok := v.Type.Dims()
+	if !ok || len(dims) == 0 || v.Type.Kind != ir.KindTensor {
+		return -1
+	}
+	k := fmt.Sprint(v.Type.DType.Bits(), dims)
+	id, ok := keys[k]
+	if !ok {
+		id = int32(len(keys))
+		keys[k] = id
+	}
+	return id
+}
+
+// sameLayout reports whether in and out have the same element size and the
+// same static shape (the planner's condition for writing in place).
+func sameLayout(in, out *ir.Value) bool {
+	if in == nil || in.Type.DType.Bits() != out.Type.DType.Bits() {
+		return false
+	}
+	a, ok1 := in.Type.Dims()
+	b, ok2 := out.Type.Dims()
+	return ok1 && ok2 && slices.Equal(a, b)
 }
 
 // readsTwice reports whether step i reads instance in through more than one
@@ -383,25 +733,75 @@ func (s *sim) readsTwice(i int, in int32) bool {
 	return c > 1
 }
 
-func (s *sim) atPeak(seq []*ir.Node, insts []int32) []Live {
-	out := make([]Live, 0, len(insts))
-	for _, k := range insts {
-		step := 0
-		for step+1 < len(s.instBase) && s.instBase[step+1] <= k {
-			step++
+func (s *sim) atPeak(seq []*ir.Node, p int32, l *layout) []Live {
+	buf := l.buf
+	bytesAt := func(b int32) int64 {
+		for x, iv := range l.intervals[b] {
+			if iv.from <= p && p <= iv.to {
+				return l.held[b][x]
+			}
 		}
-		n := seq[step]
-		v := n.Outputs[k-s.instBase[step]]
-		out = append(out, Live{Value: v, Bytes: s.bytesOf(v), Step: step})
+		return -1
 	}
-	slices.SortStableFunc(out, func(a, b Live) int {
-		if a.Bytes != b.Bytes {
-			if a.Bytes > b.Bytes {
+	covers := func(b int32) bool { return bytesAt(b) >= 0 }
+	type group struct {
+		bytes int64
+		insts []int32
+	}
+	groups := map[int32]*group{}
+	var order []int32
+	lastPlaced := map[int32]int32{}
+	for k := int32(0); k < s.instBase[p+1]; k++ {
+		b := buf[k]
+		if b < 0 || !covers(b) {
+			continue
+		}
+		lastPlaced[b] = k
+		death := s.lastUse[k]
+		if death < 0 {
+			death = s.instStep[k]
+		}
+		if death < p {
+			continue
+		}
+		g, ok := groups[b]
+		if !ok {
+			g = &group{bytes: bytesAt(b)}
+			groups[b] = g
+			order = append(order, b)
+		}
+		g.insts = append(g.insts, k)
+	}
+	for b, k := range lastPlaced {
+		if _, ok := groups[b]; !ok {
+			groups[b] = &group{bytes: bytesAt(b), insts: []int32{k}}
+			order = append(order, b)
+		}
+	}
+	slices.Sort(order)
+	value := func(k int32) *ir.Value {
+		st := s.instStep[k]
+		return seq[st].Outputs[k-s.instBase[st]]
+	}
+	slices.SortStableFunc(order, func(x, y int32) int {
+		gx, gy := groups[x], groups[y]
+		if gx.bytes != gy.bytes {
+			if gx.bytes > gy.bytes {
 				return -1
 			}
 			return 1
 		}
-		return int(a.Value.ID - b.Value.ID)
+		return int(value(gx.insts[0]).ID - value(gy.insts[0]).ID)
 	})
+	var out []Live
+	for _, b := range order {
+		for j, k := range groups[b].insts {
+			l := Live{Value: value(k), Step: int(s.instStep[k])}
+			if j == 0 {
+				l.Bytes = groups[b].bytes
+			}
+			out = append(out, l)
+		}
+	}
 	return out
 }

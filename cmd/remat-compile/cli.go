@@ -1,0 +1,214 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/remat-compile/remat/ir"
+	"github.com/remat-compile/remat/passes"
+)
+
+// Exit statuses.
+const (
+	exitOK       = 0
+	exitFailure  = 1 // bad input or an optimisation outcome the user must act on
+	exitUsage    = 2
+	exitInternal = 3 // a bug in remat-compile
+)
+
+// Streams are the command's standard streams; tests pass buffers.
+type Streams struct {
+	In     io.Reader
+	Out    io.Writer
+	Err    io.Writer
+	ErrTTY bool // progress output only on a terminal
+}
+
+// command is one subcommand: its flags bind into an options struct, and run
+// does the work.
+type command struct {
+	name  string
+	usage string // the argument synopsis
+	short string
+	// setup registers the flags and returns the function that runs the
+	// command on the positional arguments.
+	setup func(fs *flag.FlagSet) func(ctx context.Context, args []string, io *Streams) error
+}
+
+func commands() []*command {
+	return []*command{inspectCmd(), convertCmd()}
+}
+
+// usageError is a mistake in the command line (exit status 2).
+type usageError struct{ msg string }
+
+func (e *usageError) Error() string { return e.msg }
+
+func usagef(format string, args ...any) error { return &usageError{fmt.Sprintf(format, args...)} }
+
+// Main runs remat-compile with args (without the program name) and returns
+// the exit status.
+func Main(ctx context.Context, args []string, io *Streams) int {
+	if len(args) == 0 || args[0] == "help" || args[0] == "-h" || args[0] == "-help" || args[0] == "--help" {
+		printUsage(io.Out)
+		if len(args) == 0 {
+			return exitUsage
+		}
+		return exitOK
+	}
+	var cmd *command
+	for _, c := range commands() {
+		if c.name == args[0] {
+			cmd = c
+		}
+	}
+	if cmd == nil {
+		fmt.Fprintf(io.Err, "remat-compile: unknown command %q\n", args[0])
+		printUsage(io.Err)
+		return exitUsage
+	}
+	fs := flag.NewFlagSet("remat-compile "+cmd.name, flag.ContinueOnError)
+	fs.SetOutput(io.Err)
+	run := cmd.setup(fs)
+	fs.Usage = func() {
+		fmt.Fprintf(io.Err, "usage: remat-compile %s %s\n\n%s\n\nflags:\n", cmd.name, cmd.usage, cmd.short)
+		fs.PrintDefaults()
+	}
+	pos, err := parseInterleaved(fs, args[1:])
+	if errors.Is(err, flag.ErrHelp) {
+		return exitOK
+	}
+	if err != nil {
+		return exitUsage // flag already printed the problem and the usage
+	}
+	err = run(ctx, pos, io)
+	return report(io, cmd.name, err)
+}
+
+// parseInterleaved parses flags that may come before or after positional
+// arguments ("model.onnx -o out.onnx"), as the documented command lines do.
+func parseInterleaved(fs *flag.FlagSet, args []string) ([]string, error) {
+	var pos []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			return nil, err
+		}
+		args = fs.Args()
+		if len(args) == 0 {
+			return pos, nil
+		}
+		if args[0] == "--" {
+			return append(pos, args[1:]...), nil
+		}
+		pos = append(pos, args[0])
+		args = args[1:]
+	}
+}
+
+func report(io *Streams, name string, err error) int {
+	if err == nil {
+		return exitOK
+	}
+	var ue *usageError
+	switch {
+	case errors.As(err, &ue):
+		fmt.Fprintf(io.Err, "remat-compile %s: %v\n", name, err)
+		return exitUsage
+	case passes.IsInternal(err):
+		fmt.Fprintf(io.Err, "remat-compile: %v\n", err)
+		return exitInternal
+	}
+	fmt.Fprintln(io.Err, err)
+	return exitFailure
+}
+
+func printUsage(w io.Writer) {
+	fmt.Fprintf(w, "remat-compile makes neural-network graphs fit in memory by tensor rematerialization.\n\nusage:\n")
+	for _, c := range commands() {
+		fmt.Fprintf(w, "  remat-compile %s %s\n      %s\n", c.name, c.usage, c.short)
+	}
+	fmt.Fprintf(w, "\nRun `remat-compile COMMAND -h` for a command's flags.\n")
+}
+
+// listFlag collects a repeatable string flag.
+type listFlag []string
+
+func (l *listFlag) String() string     { return strings.Join(*l, ",") }
+func (l *listFlag) Set(s string) error { *l = append(*l, s); return nil }
+
+// shapeFlags are the -input-shape and -dim flags shared by the commands that
+// read a model.
+type shapeFlags struct {
+	inputShapes listFlag
+	dims        listFlag
+}
+
+func (sf *shapeFlags) register(fs *flag.FlagSet) {
+	fs.Var(&sf.inputShapes, "input-shape", "`name=1x3x224x224`: the shape of a graph input (repeatable; a dimension may be a symbol)")
+	fs.Var(&sf.dims, "dim", "`sym=8`: the size of a symbolic dimension everywhere (repeatable)")
+}
+
+// parse turns the flags into the shape-inference overrides.
+func (sf *shapeFlags) parse() (map[string][]ir.Dim, map[string]int64, error) {
+	shapes := map[string][]ir.Dim{}
+	for _, s := range sf.inputShapes {
+		name, spec, ok := strings.Cut(s, "=")
+		if !ok || name == "" {
+			return nil, nil, usagef("-input-shape %q: want name=DIMxDIMx… such as input=1x3x224x224", s)
+		}
+		var dims []ir.Dim
+		if spec != "" && spec != "scalar" {
+			for _, d := range strings.Split(spec, "x") {
+				if n, err := strconv.ParseInt(d, 10, 64); err == nil {
+					if n < 0 {
+						return nil, nil, usagef("-input-shape %q: negative dimension %d", s, n)
+					}
+					dims = append(dims, ir.D(n))
+				} else if d != "" && isIdent(d) {
+					dims = append(dims, ir.SymDim(d))
+				} else {
+					return nil, nil, usagef("-input-shape %q: bad dimension %q (want a size or a symbol name)", s, d)
+				}
+			}
+		}
+		if dims == nil {
+			dims = []ir.Dim{}
+		}
+		shapes[name] = dims
+	}
+	dims := map[string]int64{}
+	for _, s := range sf.dims {
+		name, val, ok := strings.Cut(s, "=")
+		n, err := strconv.ParseInt(val, 10, 64)
+		if !ok || name == "" || err != nil || n < 0 {
+			return nil, nil, usagef("-dim %q: want symbol=SIZE such as batch=8", s)
+		}
+		dims[name] = n
+	}
+	return shapes, dims, nil
+}
+
+func isIdent(s string) bool {
+	for i, r := range s {
+		if !(r == '_' || r == '.' || r == ':' || r == '-' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || i > 0 && r >= '0' && r <= '9') {
+			return false
+		}
+	}
+	return s != ""
+}
+
+// sortedKeys returns a map's keys in order.
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}

@@ -1,0 +1,46 @@
+package main
+
+import (
+	"context"
+	"flag"
+
+	onnxexp "github.com/remat-compile/remat/exporters/onnx"
+)
+
+type convertOptions struct {
+	load   loadOptions
+	out    string
+	shapes bool
+}
+
+func convertCmd() *command {
+	return &command{
+		name:  "convert",
+		usage: "[-input-shape name=DIMS] [-dim sym=N] [-shapes] -o out.onnx model.onnx",
+		short: "Import and export a model unchanged but for a topologically sorted node list and, with -shapes, the inferred shapes as value_info.",
+		setup: func(fs *flag.FlagSet) func(context.Context, []string, *Streams) error {
+			o := &convertOptions{}
+			o.load.shapes.register(fs)
+			fs.StringVar(&o.out, "o", "", "output `file` (required)")
+			fs.BoolVar(&o.shapes, "shapes", false, "write every inferred intermediate type as value_info")
+			fs.BoolVar(&o.load.check, "check", false, "verify the IR after every pass")
+			return func(ctx context.Context, args []string, io *Streams) error {
+				if len(args) != 1 {
+					return usagef("convert takes one model file, got %d arguments", len(args))
+				}
+				if o.out == "" {
+					return usagef("convert needs -o out.onnx")
+				}
+				return runConvert(ctx, o, args[0])
+			}
+		},
+	}
+}
+
+func runConvert(ctx context.Context, o *convertOptions, path string) error {
+	g, _, err := loadModel(ctx, path, &o.load)
+	if err != nil {
+		return err
+	}
+	return onnxexp.ExportFile(g, o.out, onnxexp.Options{ValueInfo: o.shapes, Source: path})
+}

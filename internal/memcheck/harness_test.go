@@ -1,0 +1,393 @@
+package memcheck
+
+import (
+	"bufio"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	onnxexp "github.com/remat-compile/remat/exporters/onnx"
+	onnximp "github.com/remat-compile/remat/importers/onnx"
+	"github.com/remat-compile/remat/internal/ort"
+	"github.com/remat-compile/remat/internal/zoo"
+	"github.com/remat-compile/remat/ir"
+	"github.com/remat-compile/remat/passes/memory"
+	"github.com/remat-compile/remat/passes/shapes"
+)
+
+// modelCase is one model to measure: how to build its graph (with static
+// shapes inferred) and the inputs to run it with.
+type modelCase struct {
+	name string
+	// build returns the graph with every shape inferred.
+	build func() (*ir.Graph, error)
+	// shapes gives the concrete shape of each graph input; fixed gives
+	// inputs whose values matter (silero's sample rate).
+	shapes map[string][]int64
+	fixed  map[string]ort.Tensor
+	// source is the model file of a real model ("" for zoo models).
+	source string
+}
+
+// zooCases lists every zoo model at its Small configuration.
+func zooCases() []modelCase {
+	var cases []modelCase
+	for _, m := range zoo.Models() {
+		cases = append(cases, modelCase{
+			name: m.Name,
+			build: func() (*ir.Graph, error) {
+				g, err := m.Build(m.Small)
+				if err != nil {
+					return nil, err
+				}
+				if err := shapes.Infer(g, shapes.Options{RequireStatic: true, File: m.Name}); err != nil {
+					return nil, err
+				}
+				return g, nil
+			},
+		})
+	}
+	return cases
+}
+
+// manifestPath returns the real-model manifest: $REMAT_MODELS, else the
+// copy scripts/setup.sh writes under the cache directory.
+func manifestPath() (string, error) {
+	if p := os.Getenv("REMAT_MODELS"); p != "" {
+		return p, nil
+	}
+	dir := os.Getenv("REMAT_CACHE")
+	if dir == "" {
+		home, err := os.UserHomeDir()
+		if err != nil {
+			return "", fmt.Errorf("neither REMAT_MODELS nor HOME is set")
+		}
+		dir = filepath.Join(home, ".cache", "remat-compile")
+	}
+	p := filepath.Join(dir, "models", "MANIFEST.tsv")
+	if _, err := os.Stat(p); err != nil {
+		return "", fmt.Errorf("real-model manifest: %v (REMAT_MODELS is not set)", err)
+	}
+	return p, nil
+}
+
+// realCases reads the manifest of ../shared/models: name, path, sha256,
+// source and input specs (x:1x3x640x640, sr:scalar:int64=16000).
+func realCases(manifest string) ([]modelCase, error) {
+	f, err := os.Open(manifest)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	var cases []modelCase
+	sc := bufio.NewScanner(f)
+	for line := 1; sc.Scan(); line++ {
+		if line == 1 {
+			continue // header
+		}
+		cols := strings.Split(sc.Text(), "\t")
+		if len(cols) < 5 {
+			return nil, fmt.Errorf("%s:%d: %d columns, want 5", manifest, line, len(cols))
+		}
+		c := modelCase{name: cols[0], shapes: map[string][]int64{}, fixed: map[string]ort.Tensor{}, source: cols[1]}
+		for _, spec := range strings.Fields(cols[4]) {
+			if err := c.addInputSpec(spec); err != nil {
+				return nil, fmt.Errorf("%s:%d: %v", manifest, line, err)
+			}
+		}
+		path := cols[1]
+		dims := map[string][]ir.Dim{}
+		for k, s := range c.shapes {
+			d := make([]ir.Dim, len(s))
+			for i, n := range s {
+				d[i] = ir.D(n)
+			}
+			dims[k] = d
+		}
+		c.build = func() (*ir.Graph, error) {
+			g, err := onnximp.ImportFile(path, onnximp.Options{})
+			if err != nil {
+				return nil, err
+			}
+			if err := shapes.Infer(g, shapes.Options{InputShapes: dims, RequireStatic: true, File: filepath.Base(path)}); err != nil {
+				return nil, err
+			}
+			return g, nil
+		}
+		cases = append(cases, c)
+	}
+	return cases, sc.Err()
+}
+
+// addInputSpec parses name:1x3x640x640 or name:scalar:int64=16000.
+func (c *modelCase) addInputSpec(spec string) error {
+	parts := strings.Split(spec, ":")
+	if len(parts) < 2 {
+		return fmt.Errorf("input spec %q: want name:shape[:dtype=value]", spec)
+	}
+	name := parts[0]
+	dims := []int64{}
+	if parts[1] != "scalar" {
+		for _, d := range strings.Split(parts[1], "x") {
+			n, err := strconv.ParseInt(d, 10, 64)
+			if err != nil {
+				return fmt.Errorf("input spec %q: %v", spec, err)
+			}
+			dims = append(dims, n)
+		}
+	}
+	c.shapes[name] = dims
+	if len(parts) == 3 {
+		dt, val, ok := strings.Cut(parts[2], "=")
+		if !ok || dt != "int64" {
+			return fmt.Errorf("input spec %q: only int64=VALUE fixed inputs are supported", spec)
+		}
+		v, err := strconv.ParseInt(val, 10, 64)
+		if err != nil {
+			return fmt.Errorf("input spec %q: %v", spec, err)
+		}
+		data := make([]int64, ort.NumElements(dims))
+		for i := range data {
+			data[i] = v
+		}
+		t, err := ort.NewTensor(dims, data)
+		if err != nil {
+			return err
+		}
+		c.fixed[name] = t
+	}
+	return nil
+}
+
+// measurement is one model run in ORT, mapped onto the IR.
+type measurement struct {
+	g    *ir.Graph
+	path string
+	// seq is the root-graph nodes in the order ORT ran them; events[i] is
+	// the profile event of seq[i].
+	seq    []*ir.Node
+	events []ort.NodeEvent
+	// nested[i] lists the events ORT recorded inside seq[i] (the nodes of
+	// an If or Loop body).
+	nested [][]ort.NodeEvent
+	// baseline is the arena's bytes in use before the first kernel ran:
+	// small initializers and prepacked weights, allocated at session
+	// creation. peak is the largest mem_in_use_peak of the run.
+	baseline, peak int64
+	// note says how the measurement departs from the plan, if it does.
+	note string
+}
+
+// measureCase builds and exports one case, runs the exported file in ORT
+// and maps ORT's profile onto the graph's nodes.
+//
+// valueInfo exports a value_info entry for every value: ORT then plans with
+// the static shapes passes/shapes inferred, which is what the model
+// assumes. Without value_info the exporter writes back the source's own
+// declarations (for the real models, symbolic input dimensions), and ORT
+// plans with what its own shape inference derives.
+//
+// If ORT rejects the exported file, the file exported without value_info
+// is tried, then, for a real model, its source file (the importer keeps the
+// nodes' order and names, so the profile maps onto the same graph); the
+// note says which and why. Those failures belong to the exporter or to
+// shape inference, not to the memory model.
+func measureCase(c modelCase, valueInfo bool) (*measurement, error) {
+	g, err := c.build()
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", c.name, err)
+	}
+	dir, err := os.MkdirTemp("", "remat-memcheck-")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(dir)
+	shp := c.shapes
+	if shp == nil {
+		shp = map[string][]int64{}
+		for _, in := range g.Inputs {
+			if d, ok := in.Type.Dims(); ok {
+				shp[in.Name] = d
+			}
+		}
+	}
+	type candidate struct {
+		path, what string
+		vi         bool
+	}
+	var cands []candidate
+	for _, vi := range []bool{valueInfo, false} {
+		if len(cands) > 0 && !vi && !cands[0].vi {
+			break
+		}
+		path := filepath.Join(dir, fmt.Sprintf("%s-vi%v.onnx", c.name, vi))
+		if err := onnxexp.ExportFile(g, path, onnxexp.Options{Source: c.source, ValueInfo: vi}); err != nil {
+			return nil, fmt.Errorf("%s: export: %w", c.name, err)
+		}
+		what := "the exported file"
+		if vi {
+			what += " with value_info"
+		}
+		cands = append(cands, candidate{path, what, vi})
+	}
+	if c.source != "" {
+		cands = append(cands, candidate{c.source, "the source file", false})
+	}
+	var failures []string
+	for _, cand := range cands {
+		res, err := runORT(cand.path, shp, c.fixed)
+		if err != nil {
+			msg := err.Error()
+			if i := strings.LastIndex(msg, "failed:"); i >= 0 {
+				msg = strings.TrimSpace(msg[i+len("failed:"):])
+			}
+			failures = append(failures, fmt.Sprintf("ORT rejects %s (%s)", cand.what, msg))
+			continue
+		}
+		m := &measurement{g: g, path: cand.path}
+		if len(failures) > 0 {
+			m.note = "measured on " + cand.what + ": " + strings.Join(failures, "; ")
+		}
+		if err := m.mapProfile(res.Profile); err != nil {
+			return nil, fmt.Errorf("%s: %w", c.name, err)
+		}
+		return m, nil
+	}
+	return nil, fmt.Errorf("%s: %s", c.name, strings.Join(failures, "; "))
+}
+
+// runORT runs a model file once with seeded random inputs (and the fixed
+// ones) under ort.MeasureOptions("disabled").
+func runORT(path string, shapes map[string][]int64, fixed map[string]ort.Tensor) (*ort.Result, error) {
+	inputs, err := ort.RandomInputs(path, 1, shapes)
+	if err != nil {
+		return nil, err
+	}
+	for k, v := range fixed {
+		inputs[k] = v
+	}
+	return ort.Run(path, inputs, ort.MeasureOptions("disabled"))
+}
+
+// ortName is the name ORT's profiler gives a node: its own name, or
+// "<OpType>_<index>" for an unnamed node.
+func ortName(n *ir.Node, index int) string {
+	if n.Name != "" {
+		return n.Name
+	}
+	return fmt.Sprintf("%s_%d", n.Op, index)
+}
+
+// mapProfile maps the first run's events onto the root graph's nodes.
+//
+// ORT turns Constant nodes into initializers when it loads a model, before
+// it numbers the nodes, so a node's index in ORT's graph (the profile's
+// node_index at level "disabled") is its position among the root graph's
+// nodes that are not Constant. Events that start inside another event's
+// time span are kernels of a subgraph (If, Loop) run by that node; they are
+// kept apart as nested events.
+func (m *measurement) mapProfile(p *ort.Profile) error {
+	var byIndex []*ir.Node
+	for _, n := range m.g.Nodes {
+		if n.Op == "Constant" && n.Domain == "" {
+			continue
+		}
+		byIndex = append(byIndex, n)
+	}
+	seen := make(map[*ir.Node]bool)
+	var openEnd int64 = -1
+	for _, e := range p.Nodes {
+		if len(m.seq) > 0 && e.TsUS < openEnd {
+			last := len(m.seq) - 1
+			m.nested[last] = append(m.nested[last], e)
+			continue
+		}
+		if e.NodeIndex < 0 || e.NodeIndex >= len(byIndex) {
+			return fmt.Errorf("profile event %q (%s) has node_index %d outside the graph's %d nodes", e.Name, e.OpType, e.NodeIndex, len(byIndex))
+		}
+		n := byIndex[e.NodeIndex]
+		if want := ortName(n, e.NodeIndex); e.Name != want || e.OpType != n.Op {
+			return fmt.Errorf("profile event %q (%s, node_index %d) does not match node %q (%s)", e.Name, e.OpType, e.NodeIndex, want, n.Op)
+		}
+		if seen[n] {
+			return fmt.Errorf("node %q ran twice in the first run", n.String())
+		}
+		seen[n] = true
+		m.seq = append(m.seq, n)
+		m.events = append(m.events, e)
+		m.nested = append(m.nested, nil)
+		openEnd = e.TsUS + e.DurUS
+	}
+	if len(m.seq) != len(byIndex) {
+		var missing []string
+		for _, n := range byIndex {
+			if !seen[n] {
+				missing = append(missing, n.String())
+			}
+		}
+		return fmt.Errorf("%d of %d nodes have no profile event: %v", len(missing), len(byIndex), missing)
+	}
+	if len(m.events) == 0 {
+		return fmt.Errorf("the profile has no kernel events")
+	}
+	first := m.events[0]
+	m.baseline = first.MemBytesInUse - first.MemInUseDelta
+	for _, e := range p.Nodes {
+		m.peak = max(m.peak, e.MemInUsePeak)
+	}
+	return nil
+}
+
+// fullSeq is seq with the root graph's Constant nodes, which ORT never
+// runs (it loads them as initializers), each placed right before its first
+// reader: a valid order for models that run Constant nodes as steps (the
+// plain liveness model); under memory.ORT() they allocate nothing.
+func (m *measurement) fullSeq() []*ir.Node {
+	var consts []*ir.Node
+	for _, n := range m.g.Nodes {
+		if n.Op == "Constant" && n.Domain == "" {
+			consts = append(consts, n)
+		}
+	}
+	if len(consts) == 0 {
+		return m.seq
+	}
+	pos := make(map[*ir.Node]int, len(m.seq))
+	for i, n := range m.seq {
+		pos[n] = i
+	}
+	before := make([][]*ir.Node, len(m.seq)+1)
+	for _, c := range consts {
+		first := len(m.seq)
+		for _, o := range c.Outputs {
+			if o == nil {
+				continue
+			}
+			for _, u := range o.Uses {
+				if p, ok := pos[u.Node]; ok && p < first {
+					first = p
+				}
+			}
+		}
+		before[first] = append(before[first], c)
+	}
+	var out []*ir.Node
+	for i := range before {
+		out = append(out, before[i]...)
+		if i < len(m.seq) {
+			out = append(out, m.seq[i])
+		}
+	}
+	return out
+}
+
+// predict runs the memory model over the order ORT ran; Constant nodes are
+// steps unless the options make them parameters.
+func (m *measurement) predict(opts memory.Options) (*memory.Result, error) {
+	if opts.ConstantsAsParams {
+		return memory.Simulate(m.g, m.seq, opts)
+	}
+	return memory.Simulate(m.g, m.fullSeq(), opts)
+}

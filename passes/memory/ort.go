@@ -1,0 +1,373 @@
+package memory
+
+import "github.com/remat-compile/remat/ir"
+
+// ArenaAlign is the granularity of ONNX Runtime's CPU arena (BFCArena's
+// kMinAllocationSize): every buffer it hands out is a multiple of 256 bytes,
+// at least 256.
+const ArenaAlign = 256
+
+// ORT returns the options that model ONNX Runtime 1.30's CPU execution
+// provider as the project measures it (arena on, memory pattern off,
+// sequential executor, one thread, level "disabled"; research note
+// ort-execution.md, Q3): caller-owned graph inputs and initializers not
+// counted, Constant nodes as initializers, outputs kept and never shared,
+// views, in-place writes and the planner's buffer reuse on, every buffer
+// and workspace counted as the BFC arena chunk it gets, kernel workspace
+// from ORTWorkspace, ConvTranspose's prepacked filters in the arena.
+//
+// Each rule was measured with one- to five-node models built with
+// onnx.helper and run with internal/ort (T = f32[1,16,64,64] = 256 KiB; the
+// profile's mem_bytes_in_use is taken after a kernel's outputs are
+// allocated and before its dead inputs are released, so it equals During
+// minus the workspace; ort_test.go replays these probes):
+//
+//   - Not counted: graph inputs (a Relu of a graph input allocates one
+//     T; the input is the caller's). Initializers of more than 127 bytes
+//     are not in the arena (Add(x, W) with a 4 MiB W peaks at 4 MiB, the
+//     output). Initializers of at most 127 bytes and the weights MatMul,
+//     Gemm and LSTM prepack are reserved in the arena's statistics (exact
+//     bytes, no chunks) when the session is created, ConvTranspose's
+//     prepacked filter takes a chunk then: all before the first kernel, a
+//     constant the comparison subtracts (internal/memcheck).
+//   - Views: Reshape, Flatten, Squeeze, Unsqueeze and Identity allocate 0
+//     bytes, unless their output is a graph output (then a new T: the
+//     planner gives graph outputs their own buffer; so does Relu writing a
+//     graph output).
+//   - In place over a dying same-shape input: Relu, LeakyRelu, Elu, Selu,
+//     Celu, ThresholdedRelu, Sigmoid, HardSigmoid, Tanh, Softplus,
+//     Softsign, Shrink, Clip (attribute or input bounds), Cast to a type of
+//     the same size (f32→i32 yes, f32→f16 and f32→i64 no), Softmax and
+//     LogSoftmax allocate 0 bytes. Not in place (a new T each): Abs, Neg,
+//     Exp, Log, Sqrt, Erf, Floor, Ceil, Round, Sign, Reciprocal, PRelu,
+//     Hardmax, Dropout, and the multi-input ops (Add, Sub, Mul, Div, Pow,
+//     Max, Min, Sum, Where), even when every input dies at the node.
+//   - Planner reuse: a = T; p = MaxPool(a) (a dies); q, q2 = T/4; r =
+//     Resize(q2) = T takes a's buffer (0 new bytes), and a's T stays in use
+//     from MaxPool to Resize. The shape must match exactly: a Concat output
+//     f32[1,64,32,32] (same bytes, other shape) gets a new T and a's buffer
+//     is released after MaxPool. An output nothing reads (Split's second
+//     half, MaxPool's unused indices) stays allocated to the end of the run
+//     unless a later same-shape output takes its buffer.
+//   - Arena: outputs of 4, 12, 64, 256, 260, 400 and 4000 bytes occupy 256,
+//     256, 256, 256, 512, 512 and 4096 bytes. A 512 KiB output placed in
+//     the 768 KiB left of the first 1 MiB region counts 768 KiB (the chunk
+//     is not split: it is less than twice the request); a 6.25 MiB first
+//     output gets an 8 MiB region and counts 8 MiB (ppocrv4_det).
+//   - Workspace: see ORTWorkspace.
+//
+// ONNX Runtime plans in-place writes and buffer reuse only for values
+// whose static shape its own shape inference derives (or the file's
+// value_info gives); the model assumes every shape is known, so give ORT
+// the shapes (exporters/onnx Options.ValueInfo) where its inference stops,
+// as after Shape → Slice → Concat → Reshape chains.
+func ORT() Options {
+	return Options{
+		Aliasing:          true,
+		InPlace:           true,
+		Reuse:             true,
+		ConstantsAsParams: true,
+		AlignBytes:        ArenaAlign,
+		Workspace:         ORTWorkspace,
+		Arena:             true,
+		Prepacked:         ORTPrepacked,
+	}
+}
+
+// ORTPrepacked returns the bytes ONNX Runtime 1.30's CPU kernel for n
+// prepacks its constant weights into as an arena chunk when the session is
+// created: ConvTranspose's transposed filter, the filter's bytes. The
+// weights MatMul, Gemm and LSTM prepack are reserved outside the arena's
+// chunks (the arena's held bytes grow by exactly their size: 786432 for a
+// 512×384 MatMul weight, with the 1 MiB first region still empty), and
+// initializers of at most 127 bytes likewise; they shape nothing.
+func ORTPrepacked(n *ir.Node) int64 {
+	if n.Op != "ConvTranspose" || (n.Domain != "" && n.Domain != "ai.onnx") || len(n.Inputs) < 2 || n.Inputs[1] == nil {
+		return 0
+	}
+	w := n.Inputs[1]
+	if !w.IsConst() && (w.Def == nil || w.Def.Op != "Constant") {
+		return 0
+	}
+	if b, ok := w.Type.Bytes(); ok {
+		return b
+	}
+	return 0
+}
+
+// mlasConvWorkingBuffer is MLAS's per-thread convolution working buffer in
+// floats (MLAS_CONV_WORKING_BUFFER_SIZE_PER_THREAD = MLAS_SGEMM_STRIDEN ×
+// MLAS_SGEMM_STRIDEK).
+const mlasConvWorkingBuffer = 16384
+
+// ORTWorkspace returns the scratch bytes ONNX Runtime 1.30's CPU kernel for
+// n allocates from the arena while it runs and frees before it returns,
+// each allocation rounded up to ArenaAlign, with one intra-op thread. It is
+// 0 for every op not listed here, and for listed ops whose shapes are not
+// static or whose element type is not float32. Each formula was checked
+// against the profile's mem_in_use_peak − (bytes in use before the node) −
+// (the node's outputs) on single-node models; "floats" are 4 bytes.
+//
+//   - Conv (MLAS, float32, 1–3 spatial dims): with K = C_in/group × ∏kernel,
+//     O = ∏(output spatial dims) and F = C_out/group, 0 when every stride is
+//     1, every pad 0 and the kernel is 1×…×1 (pointwise: the input is the
+//     GEMM operand), and 0 for a one-channel-per-group 2-D kernel spanning
+//     the whole input width (or the whole height with width 1); otherwise
+//     O × K floats when F > O, else 16384 floats (64 KiB, MLAS's per-thread
+//     working buffer, one segment at a time). Groups and batch images reuse
+//     the one buffer. Measured: 3×3, 5×5, dilated, strided, grouped,
+//     depthwise, 1-D and batch-2 convolutions on 16×64×64 inputs, and a 1×1
+//     convolution with padding, all 65536; a 1×1 stride-1 one 0; a 3×3
+//     convolution of 64×4×4 into 128 channels 36864 (16 × 576 floats) and
+//     its 4-group form 9216.
+//   - ConvTranspose (float32): the col buffer, C_out/group × ∏kernel ×
+//     ∏(input spatial dims) floats. Measured: 2×2 stride 2, 16→8 channels
+//     on 64×64: 524288; 4×4 stride 2: 2097152.
+//   - LSTM (float32, layout 0): per direction, hidden_size floats twice,
+//     batch × hidden_size floats three times, 4 × hidden_size × batch ×
+//     seq_length floats (the gate pre-activations), 4 × hidden_size floats
+//     when there is a bias, batch int32 sequence lengths when the input
+//     gives none, 3 × hidden_size floats with peepholes, and for the
+//     reverse direction the reversed input and output (seq × batch ×
+//     input_size and seq × batch × hidden_size floats); plus directions ×
+//     batch × hidden_size floats each for Y_h and Y_c when the node does
+//     not output them. Measured exactly on forward, reverse, bidirectional,
+//     bias-less and Y_h-only LSTMs (12800 to 268544 bytes).
+//   - LRN (float32, NCHW): N × C × H × W floats (the scale) plus
+//     (C + size − 1) × H × W floats (the padded squares). Measured: 147456
+//     for 16×32×32, size 5; 133120 for 64×16×16, size 3.
+//   - HardSwish: ORT has no kernel and runs the ONNX function body,
+//     HardSigmoid then Mul; the HardSigmoid result (one output's bytes)
+//     lives while Mul runs.
+//   - If, Loop, Scan: the subgraph runs inside the node, in the same arena;
+//     the workspace is its peak under this model (the largest over an If's
+//     branches, one iteration of a body) less the subgraph outputs, which
+//     are the node's outputs. This rule is an estimate: ORT orders and
+//     plans the subgraph itself, and which branch runs depends on data. A
+//     subgraph whose sizes are unknown contributes nothing. Under
+//     Options.Arena, Simulate replays the subgraphs' buffers in the arena
+//     instead of using this number.
+func ORTWorkspace(n *ir.Node) int64 {
+	if n.Domain != "" && n.Domain != "ai.onnx" {
+		return 0
+	}
+	switch n.Op {
+	case "Conv":
+		return convWorkspace(n)
+	case "ConvTranspose":
+		return convTransposeWorkspace(n)
+	case "LSTM":
+		return lstmWorkspace(n)
+	case "LRN":
+		return lrnWorkspace(n)
+	case "HardSwish":
+		if len(n.Outputs) > 0 && n.Outputs[0] != nil {
+			if b, ok := n.Outputs[0].Type.Bytes(); ok {
+				return arena(b)
+			}
+		}
+	case "If", "Loop", "Scan":
+		var most int64
+		for _, sg := range n.Subgraphs() {
+			most = max(most, subgraphWorkspace(sg))
+		}
+		return most
+	}
+	return 0
+}
+
+// subgraphWorkspace is the memory a subgraph (an If branch, a Loop or Scan
+// body, run once) needs beyond its outputs, which the runtime writes into
+// the owning node's outputs: the largest During of the subgraph's nodes in
+// file order under ORT() without the arena replay (the arena is shared with
+// the enclosing graph), less the outputs allocated by then.
+func subgraphWorkspace(sg *ir.Graph) int64 {
+	opts := ORT()
+	opts.Arena = false
+	r, err := Simulate(sg, sg.Nodes, opts)
+	if err != nil {
+		return 0
+	}
+	isOut := map[*ir.Value]bool{}
+	for _, o := range sg.Outputs {
+		isOut[o] = true
+	}
+	var outs, most int64
+	for i, nd := range sg.Nodes {
+		for _, o := range nd.Outputs {
+			if o != nil && isOut[o] {
+				if b, ok := o.Type.Bytes(); ok {
+					outs += arena(b)
+				}
+			}
+		}
+		most = max(most, r.During[i]-outs)
+	}
+	return most
+}
+
+// arena rounds a request up to the arena's granularity.
+func arena(b int64) int64 {
+	if b <= 0 {
+		return 0
+	}
+	return (b + ArenaAlign - 1) / ArenaAlign * ArenaAlign
+}
+
+// floatDims returns the static dims of the i-th input (or output, with
+// out set) of n when it is a float32 tensor.
+func floatDims(n *ir.Node, i int, out bool) ([]int64, bool) {
+	vs := n.Inputs
+	if out {
+		vs = n.Outputs
+	}
+	if i >= len(vs) || vs[i] == nil || vs[i].Type.DType != ir.Float32 {
+		return nil, false
+	}
+	return vs[i].Type.Dims()
+}
+
+func prod(d []int64) int64 {
+	p := int64(1)
+	for _, x := range d {
+		p *= x
+	}
+	return p
+}
+
+// convGeometry reads the attributes shared by Conv and ConvTranspose:
+// strides, dilations and whether every pad is 0, for nd spatial dims.
+func convGeometry(n *ir.Node, nd int, in, kernel, out []int64) (strides, dilations []int64, zeroPads bool) {
+	ones := func(name string) []int64 {
+		v, ok := n.AttrInts(name)
+		if !ok || len(v) != nd {
+			v = make([]int64, nd)
+			for i := range v {
+				v[i] = 1
+			}
+		}
+		return v
+	}
+	strides, dilations = ones("strides"), ones("dilations")
+	zeroPads = true
+	switch n.AttrString("auto_pad", "NOTSET") {
+	case "SAME_UPPER", "SAME_LOWER":
+		for i := 0; i < nd; i++ {
+			if (out[i]-1)*strides[i]+(kernel[i]-1)*dilations[i]+1 > in[i] {
+				zeroPads = false
+			}
+		}
+	case "VALID":
+	default:
+		if pads, ok := n.AttrInts("pads"); ok {
+			for _, p := range pads {
+				if p != 0 {
+					zeroPads = false
+				}
+			}
+		}
+	}
+	return strides, dilations, zeroPads
+}
+
+func convWorkspace(n *ir.Node) int64 {
+	x, ok1 := floatDims(n, 0, false)
+	w, ok2 := floatDims(n, 1, false)
+	y, ok3 := floatDims(n, 0, true)
+	if !ok1 || !ok2 || !ok3 || len(x) < 3 || len(x) > 5 || len(w) != len(x) || len(y) != len(x) {
+		return 0
+	}
+	nd := len(x) - 2
+	group := n.AttrInt("group", 1)
+	if group <= 0 || x[1]%group != 0 || w[0]%group != 0 {
+		return 0
+	}
+	in, kernel, out := x[2:], w[2:], y[2:]
+	strides, dilations, zeroPads := convGeometry(n, nd, in, kernel, out)
+	cg, filters := x[1]/group, w[0]/group
+	k, o := cg*prod(kernel), prod(out)
+	allOne := func(v []int64) bool {
+		for _, d := range v {
+			if d != 1 {
+				return false
+			}
+		}
+		return true
+	}
+	if allOne(strides) && zeroPads {
+		if prod(kernel) == 1 {
+			return 0 // pointwise: MlasConvAlgorithmGemmDirect
+		}
+		if nd <= 2 && allOne(dilations) && cg == 1 {
+			// MLAS promotes 1-D to 2-D with a leading extent of 1.
+			in2, k2 := []int64{1, in[0]}, []int64{1, kernel[0]}
+			if nd == 2 {
+				in2, k2 = in, kernel
+			}
+			if k2[1] == in2[1] || (k2[0] == in2[0] && k2[1] == 1) {
+				return 0
+			}
+		}
+	}
+	if filters > o {
+		return arena(4 * o * k) // MlasConvAlgorithmExpandThenGemm
+	}
+	return arena(4 * mlasConvWorkingBuffer) // MlasConvAlgorithmExpandThenGemmSegmented
+}
+
+func convTransposeWorkspace(n *ir.Node) int64 {
+	x, ok1 := floatDims(n, 0, false)
+	w, ok2 := floatDims(n, 1, false)
+	if !ok1 || !ok2 || len(x) < 3 || len(w) != len(x) {
+		return 0
+	}
+	return arena(4 * w[1] * prod(w[2:]) * prod(x[2:]))
+}
+
+func lstmWorkspace(n *ir.Node) int64 {
+	x, ok := floatDims(n, 0, false)
+	h := n.AttrInt("hidden_size", 0)
+	if !ok || len(x) != 3 || h <= 0 || n.AttrInt("layout", 0) != 0 {
+		return 0
+	}
+	seq, batch, input := x[0], x[1], x[2]
+	present := func(vs []*ir.Value, i int) bool { return i < len(vs) && vs[i] != nil }
+	dirs := []bool{false} // reverse?
+	switch n.AttrString("direction", "forward") {
+	case "reverse":
+		dirs = []bool{true}
+	case "bidirectional":
+		dirs = []bool{false, true}
+	}
+	var total int64
+	for _, reverse := range dirs {
+		total += 2*arena(4*h) + 3*arena(4*batch*h) + arena(4*4*h*batch*seq)
+		if present(n.Inputs, 3) {
+			total += 4 * arena(4*h)
+		}
+		if !present(n.Inputs, 4) {
+			total += arena(4 * batch)
+		}
+		if present(n.Inputs, 7) {
+			total += 3 * arena(4*h)
+		}
+		if reverse {
+			total += arena(4*seq*batch*input) + arena(4*seq*batch*h)
+		}
+	}
+	for _, out := range []int{1, 2} {
+		if !present(n.Outputs, out) {
+			total += arena(4 * int64(len(dirs)) * batch * h)
+		}
+	}
+	return total
+}
+
+func lrnWorkspace(n *ir.Node) int64 {
+	x, ok := floatDims(n, 0, false)
+	if !ok || len(x) != 4 {
+		return 0
+	}
+	size := n.AttrInt("size", 1)
+	return arena(4*prod(x)) + arena(4*(x[1]+size-1)*x[2]*x[3])
+}

@@ -1,0 +1,307 @@
+package memory
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/remat-compile/remat/ir"
+)
+
+// The tests below replay the small probe models whose ONNX Runtime 1.30
+// measurements ort.go records: want is the profile's mem_bytes_in_use of
+// each node less the bytes in use before the first node, which is During
+// less the workspace.
+
+// probe builds graphs of float32 values by hand: every node's output
+// types are given, nothing is inferred.
+type probe struct {
+	g *ir.Graph
+	s *ir.Value // a scalar parameter
+}
+
+func newProbe(inShape ...int64) (*probe, *ir.Value) {
+	g := ir.NewGraph("probe")
+	x := g.AddInput("x", ir.TensorOf(ir.Float32, inShape...))
+	s := g.AddParam("s", ir.TensorOf(ir.Float32), ir.Float32Tensor(nil, 1.01))
+	return &probe{g: g, s: s}, x
+}
+
+func (p *probe) op(op string, out ir.TensorType, in ...*ir.Value) *ir.Value {
+	n := p.g.NewNode(op, "", in, []string{fmt.Sprintf("v%d", len(p.g.Nodes))})
+	n.Name = n.Outputs[0].Name
+	n.Outputs[0].Type = out
+	return n.Outputs[0]
+}
+
+func f32(dims ...int64) ir.TensorType { return ir.TensorOf(ir.Float32, dims...) }
+
+// inUse returns During − Workspace per step under ORT().
+func inUse(t *testing.T, g *ir.Graph) []int64 {
+	t.Helper()
+	r, err := Simulate(g, g.Nodes, ORT())
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := make([]int64, len(r.During))
+	for i := range out {
+		out[i] = r.During[i] - r.Workspace[i]
+	}
+	return out
+}
+
+const T = 262144 // f32[1,16,64,64]
+
+func TestORTReuseHoldsFreedBuffer(t *testing.T) {
+	// a = x·s; p = MaxPool(a) (a dies); q, q2 = p·s, q·s; r = Resize(q2),
+	// the shape of a, takes a's buffer, which stays allocated from MaxPool
+	// to Resize; q2 takes p's.
+	p, x := newProbe(1, 16, 64, 64)
+	a := p.op("Mul", f32(1, 16, 64, 64), x, p.s)
+	pool := p.op("MaxPool", f32(1, 16, 32, 32), a)
+	q := p.op("Mul", f32(1, 16, 32, 32), pool, p.s)
+	q2 := p.op("Mul", f32(1, 16, 32, 32), q, p.s)
+	r := p.op("Resize", f32(1, 16, 64, 64), q2)
+	p.g.AddOutput(p.op("Mul", f32(1, 16, 64, 64), r, p.s))
+	if got, want := inUse(t, p.g), []int64{T, T + T/4, T + T/2, T + T/2, T + T/4, 2 * T}; !equal(got, want) {
+		t.Errorf("in use %v, want %v (measured)", got, want)
+	}
+	// Without Reuse a is released after MaxPool.
+	o := ORT()
+	o.Reuse = false
+	res, err := Simulate(p.g, p.g.Nodes, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.After[1] != T/4 {
+		t.Errorf("without Reuse %d bytes after MaxPool, want %d", res.After[1], T/4)
+	}
+}
+
+func TestORTReuseNeedsSameShape(t *testing.T) {
+	// A Concat output f32[1,64,32,32] has a's bytes but not its shape: it
+	// gets a new buffer, and a is released after MaxPool.
+	p, x := newProbe(1, 16, 64, 64)
+	a := p.op("Mul", f32(1, 16, 64, 64), x, p.s)
+	pool := p.op("MaxPool", f32(1, 16, 32, 32), a)
+	q := p.op("Mul", f32(1, 16, 32, 32), pool, p.s)
+	c := p.op("Concat", f32(1, 64, 32, 32), q, q, q, q)
+	p.g.AddOutput(p.op("Mul", f32(1, 64, 32, 32), c, p.s))
+	if got, want := inUse(t, p.g), []int64{T, T + T/4, T / 2, T + T/4, 2 * T}; !equal(got, want) {
+		t.Errorf("in use %v, want %v (measured)", got, want)
+	}
+}
+
+func TestORTUnreadOutputStaysAllocated(t *testing.T) {
+	// Split's second half is never read and no later output has its
+	// shape: it stays allocated to the end.
+	p, x := newProbe(1, 16, 64, 64)
+	a := p.op("Mul", f32(1, 16, 64, 64), x, p.s)
+	split := p.g.NewNode("Split", "", []*ir.Value{a}, []string{"b1", "b2"})
+	split.Name = "split"
+	split.Outputs[0].Type, split.Outputs[1].Type = f32(1, 8, 64, 64), f32(1, 8, 64, 64)
+	c := p.op("MaxPool", f32(1, 8, 32, 32), split.Outputs[0])
+	c2 := p.op("Mul", f32(1, 8, 32, 32), c, p.s)
+	c3 := p.op("Mul", f32(1, 8, 32, 32), c2, p.s)
+	p.g.AddOutput(p.op("Mul", f32(1, 8, 32, 32), c3, p.s))
+	if got, want := inUse(t, p.g), []int64{T, 2 * T, T + T/8, T/2 + T/4, T/2 + T/4, T/2 + T/4}; !equal(got, want) {
+		t.Errorf("in use %v, want %v (measured)", got, want)
+	}
+}
+
+func TestORTGraphOutputIsNeverAView(t *testing.T) {
+	p, x := newProbe(1, 16, 64, 64)
+	a := p.op("Mul", f32(1, 16, 64, 64), x, p.s)
+	p.g.AddOutput(p.op("Reshape", f32(1, 16, 4096), a))
+	if got, want := inUse(t, p.g), []int64{T, 2 * T}; !equal(got, want) {
+		t.Errorf("in use %v, want %v (measured)", got, want)
+	}
+	// An in-place op writing a graph output gets its own buffer too.
+	p, x = newProbe(1, 16, 64, 64)
+	a = p.op("Mul", f32(1, 16, 64, 64), x, p.s)
+	p.g.AddOutput(p.op("Relu", f32(1, 16, 64, 64), a))
+	if got, want := inUse(t, p.g), []int64{T, 2 * T}; !equal(got, want) {
+		t.Errorf("Relu into a graph output: in use %v, want %v (measured)", got, want)
+	}
+}
+
+func TestORTInPlaceNeedsSameElementSize(t *testing.T) {
+	// Cast f32→i64 cannot overwrite its input; the 512 KiB request lands
+	// in the 768 KiB free rest of the first 1 MiB region, which is less
+	// than twice the request, so the whole chunk is counted (BFC). The
+	// cast back to f32 takes a's freed buffer.
+	p, x := newProbe(1, 16, 64, 64)
+	a := p.op("Mul", f32(1, 16, 64, 64), x, p.s)
+	b := p.op("Cast", ir.TensorOf(ir.Int64, 1, 16, 64, 64), a)
+	c := p.op("Cast", f32(1, 16, 64, 64), b)
+	p.g.AddOutput(p.op("Mul", f32(1, 16, 64, 64), c, p.s))
+	if got, want := inUse(t, p.g), []int64{T, 4 * T, 4 * T, 2 * T}; !equal(got, want) {
+		t.Errorf("in use %v, want %v (measured)", got, want)
+	}
+	// f32→i32 has the same element size: in place.
+	p, x = newProbe(1, 16, 64, 64)
+	a = p.op("Mul", f32(1, 16, 64, 64), x, p.s)
+	b = p.op("Cast", ir.TensorOf(ir.Int32, 1, 16, 64, 64), a)
+	c = p.op("Cast", f32(1, 16, 64, 64), b)
+	p.g.AddOutput(p.op("Mul", f32(1, 16, 64, 64), c, p.s))
+	if got, want := inUse(t, p.g), []int64{T, T, T, 2 * T}; !equal(got, want) {
+		t.Errorf("f32→i32: in use %v, want %v (measured)", got, want)
+	}
+}
+
+func TestORTArenaRounding(t *testing.T) {
+	// Three outputs of n floats: each is one arena chunk of at least 256
+	// bytes, a multiple of 256.
+	for _, tt := range []struct{ n, chunk int64 }{{1, 256}, {64, 256}, {65, 512}, {1000, 4096}} {
+		p, x := newProbe(tt.n)
+		a := p.op("Mul", f32(tt.n), x, p.s)
+		b := p.op("Mul", f32(tt.n), a, p.s)
+		p.g.AddOutput(p.op("Add", f32(tt.n), a, b))
+		if got, want := inUse(t, p.g), []int64{tt.chunk, 2 * tt.chunk, 3 * tt.chunk}; !equal(got, want) {
+			t.Errorf("%d floats: in use %v, want %v (measured)", tt.n, got, want)
+		}
+	}
+}
+
+func TestORTConstantsAreParameters(t *testing.T) {
+	p, x := newProbe(1, 16, 64, 64)
+	k := p.g.NewNode("Constant", "", nil, []string{"k"})
+	k.Outputs[0].Type = f32(1, 16, 64, 64)
+	p.g.AddOutput(p.op("Add", f32(1, 16, 64, 64), x, k.Outputs[0]))
+	r, err := Simulate(p.g, p.g.Nodes, ORT())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.PeakBytes != T || r.During[0] != 0 {
+		t.Errorf("during %v, peak %d; want the Constant step to allocate nothing and a peak of %d", r.During, r.PeakBytes, T)
+	}
+	// Its output is not an activation: a sequence without the Constant
+	// node is fine.
+	if _, err := Simulate(p.g, p.g.Nodes[1:], ORT()); err != nil {
+		t.Error(err)
+	}
+	if r, _ := Simulate(p.g, p.g.Nodes, Options{ConstantsAsParams: true, CountParams: true}); r.ConstBytes != T+4 {
+		t.Errorf("CountParams: const %d, want %d (the Constant and s)", r.ConstBytes, T+4)
+	}
+}
+
+func TestORTWorkspace(t *testing.T) {
+	conv := func(op string, x, w, y []int64, attrs ...ir.Attr) *ir.Node {
+		g := ir.NewGraph("ws")
+		xv := g.AddInput("x", f32(x...))
+		wv := g.AddParam("w", f32(w...), nil)
+		n := g.NewNode(op, "", []*ir.Value{xv, wv}, []string{"y"})
+		n.Outputs[0].Type = f32(y...)
+		for _, a := range attrs {
+			n.SetAttr(a)
+		}
+		return n
+	}
+	pads1 := ir.IntsAttr("pads", 1, 1, 1, 1)
+	lstm := func(seq, batch, input, hidden int64, dir string, bias bool, outs ...string) *ir.Node {
+		g := ir.NewGraph("lstm")
+		dirs := int64(1)
+		if dir == "bidirectional" {
+			dirs = 2
+		}
+		in := []*ir.Value{
+			g.AddInput("x", f32(seq, batch, input)),
+			g.AddParam("W", f32(dirs, 4*hidden, input), nil),
+			g.AddParam("R", f32(dirs, 4*hidden, hidden), nil),
+		}
+		if bias {
+			in = append(in, g.AddParam("B", f32(dirs, 8*hidden), nil))
+		}
+		n := g.NewNode("LSTM", "", in, outs)
+		n.SetAttr(ir.IntAttr("hidden_size", hidden))
+		n.SetAttr(ir.StringAttr("direction", dir))
+		return n
+	}
+	for _, tt := range []struct {
+		name string
+		n    *ir.Node
+		want int64
+	}{
+		{"conv 3x3", conv("Conv", []int64{1, 16, 64, 64}, []int64{16, 16, 3, 3}, []int64{1, 16, 64, 64}, pads1), 65536},
+		{"conv 1x1", conv("Conv", []int64{1, 16, 64, 64}, []int64{16, 16, 1, 1}, []int64{1, 16, 64, 64}), 0},
+		{"conv 1x1 stride 2", conv("Conv", []int64{1, 16, 64, 64}, []int64{16, 16, 1, 1}, []int64{1, 16, 32, 32}, ir.IntsAttr("strides", 2, 2)), 65536},
+		{"conv 1x1 padded", conv("Conv", []int64{1, 16, 32, 32}, []int64{16, 16, 1, 1}, []int64{1, 16, 34, 34}, pads1), 65536},
+		{"depthwise", conv("Conv", []int64{1, 16, 64, 64}, []int64{16, 1, 3, 3}, []int64{1, 16, 64, 64}, pads1, ir.IntAttr("group", 16)), 65536},
+		{"conv 1-D", conv("Conv", []int64{1, 16, 4096}, []int64{16, 16, 3}, []int64{1, 16, 4096}, ir.IntsAttr("pads", 1, 1)), 65536},
+		{"filters > output", conv("Conv", []int64{1, 64, 4, 4}, []int64{128, 64, 3, 3}, []int64{1, 128, 4, 4}, pads1), 36864},
+		{"filters > output, 4 groups", conv("Conv", []int64{1, 64, 4, 4}, []int64{128, 16, 3, 3}, []int64{1, 128, 4, 4}, pads1, ir.IntAttr("group", 4)), 9216},
+		{"kernel spans the width", conv("Conv", []int64{1, 1, 32, 32}, []int64{8, 1, 3, 32}, []int64{1, 8, 30, 1}), 0},
+		{"conv transpose 2x2/2", conv("ConvTranspose", []int64{1, 16, 64, 64}, []int64{16, 8, 2, 2}, []int64{1, 8, 128, 128}, ir.IntsAttr("strides", 2, 2)), 524288},
+		{"conv transpose 4x4/2", conv("ConvTranspose", []int64{1, 16, 64, 64}, []int64{16, 8, 4, 4}, []int64{1, 8, 128, 128}, ir.IntsAttr("strides", 2, 2), ir.IntsAttr("pads", 1, 1, 1, 1)), 2097152},
+		{"lstm", lstm(20, 1, 16, 32, "forward", true, "Y", "Yh", "Yc"), 12800},
+		{"lstm big", lstm(64, 2, 64, 128, "forward", true, "Y", "Yh", "Yc"), 268544},
+		{"lstm Y only", lstm(20, 3, 16, 32, "forward", true, "Y"), 35072},
+		{"lstm no bias", lstm(20, 3, 16, 32, "forward", false, "Y"), 34048},
+		{"lstm reverse", lstm(20, 3, 16, 32, "reverse", true, "Y"), 46592},
+		{"lstm bidirectional", lstm(20, 3, 16, 32, "bidirectional", true, "Y"), 81152},
+		{"lrn", func() *ir.Node {
+			n := conv("LRN", []int64{1, 16, 32, 32}, []int64{1}, []int64{1, 16, 32, 32})
+			n.SetAttr(ir.IntAttr("size", 5))
+			return n
+		}(), 147456},
+	} {
+		if got := ORTWorkspace(tt.n); got != tt.want {
+			t.Errorf("%s: ORTWorkspace = %d, want %d (measured)", tt.name, got, tt.want)
+		}
+	}
+}
+
+func TestORTSubgraphRunsInTheArena(t *testing.T) {
+	// y = If(c) { then: t = x·s; out = t·s } else { out = x·s }: while
+	// the If runs, its output and the then branch's t are allocated.
+	g := ir.NewGraph("if")
+	x := g.AddInput("x", f32(1, 16, 64, 64))
+	cond := g.AddInput("c", ir.TensorOf(ir.Bool))
+	s := g.AddParam("s", ir.TensorOf(ir.Float32), ir.Float32Tensor(nil, 1.01))
+	then := g.NewSubgraph("then")
+	tv := then.NewNode("Mul", "", []*ir.Value{x, s}, []string{"t"})
+	tv.Outputs[0].Type = f32(1, 16, 64, 64)
+	to := then.NewNode("Mul", "", []*ir.Value{tv.Outputs[0], s}, []string{"out_then"})
+	to.Outputs[0].Type = f32(1, 16, 64, 64)
+	then.AddOutput(to.Outputs[0])
+	els := g.NewSubgraph("else")
+	eo := els.NewNode("Mul", "", []*ir.Value{x, s}, []string{"out_else"})
+	eo.Outputs[0].Type = f32(1, 16, 64, 64)
+	els.AddOutput(eo.Outputs[0])
+	n := g.NewNode("If", "", []*ir.Value{cond}, []string{"y"})
+	n.Outputs[0].Type = f32(1, 16, 64, 64)
+	n.SetAttr(ir.GraphAttr("then_branch", then))
+	n.SetAttr(ir.GraphAttr("else_branch", els))
+	n.AddImplicit(x)
+	n.AddImplicit(s)
+	g.AddOutput(n.Outputs[0])
+	r, err := Simulate(g, g.Nodes, ORT())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.PeakBytes != 2*T || r.Workspace[0] != T || r.After[0] != T {
+		t.Errorf("peak %d, workspace %v, after %v; want %d, [%d], [%d]", r.PeakBytes, r.Workspace, r.After, 2*T, T, T)
+	}
+	// Without the arena replay the estimate is the same.
+	o := ORT()
+	o.Arena = false
+	if r, _ := Simulate(g, g.Nodes, o); r.PeakBytes != 2*T {
+		t.Errorf("without Arena: peak %d, want %d", r.PeakBytes, 2*T)
+	}
+}
+
+func TestAtPeakAddsUpToPeak(t *testing.T) {
+	g := residualChain(300, 7)
+	for _, opts := range []Options{{}, ORT(), {Aliasing: true, InPlace: true, Reuse: true}} {
+		r, err := Simulate(g, g.Nodes, opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sum := r.ConstBytes + r.PeakWorkspace
+		for _, l := range r.AtPeak {
+			sum += l.Bytes
+		}
+		if sum != r.PeakBytes {
+			t.Errorf("%+v: AtPeak adds up to %d, peak %d", opts, sum, r.PeakBytes)
+		}
+	}
+}
