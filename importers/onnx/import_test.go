@@ -3,8 +3,11 @@ package onnx_test
 import (
 	"encoding/binary"
 	"errors"
+	"flag"
 	"fmt"
 	"math"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -690,6 +693,11 @@ func TestBadInputs(t *testing.T) {
 			if tt.opts.File == "" {
 				tt.opts.File = "model.onnx"
 			}
+			// Cases about library options, or about importing bytes without a
+			// directory (the command always has one), stay out of the corpus.
+			if *writeCorpus != "" && tt.opts.BaseDir == "" && tt.opts.MaxErrors == 0 && tt.opts.MaxSparseBytes == 0 && tt.name != "external without base dir" {
+				addCorpus(t, tt.name, tt.data, tt.want)
+			}
 			g, err := onnx.Import(tt.data, tt.opts)
 			if err == nil {
 				t.Fatalf("Import succeeded (%d nodes), want an error containing %q", len(g.Nodes), tt.want)
@@ -784,4 +792,36 @@ func BenchmarkImport(b *testing.B) {
 			})
 		}
 	}
+}
+
+// writeCorpus writes the bad-input table's files, with the error each must
+// produce, for the command's tests (cmd/remat-compile), which check that
+// every one exits with status 1 and that message:
+//
+//	go test ./importers/onnx -run TestBadInputs -write-corpus ../../testdata/bad
+var writeCorpus = flag.String("write-corpus", "", "write the bad-input table as files into this `directory`")
+
+func addCorpus(t *testing.T, name string, data []byte, want string) {
+	t.Helper()
+	file := strings.Map(func(r rune) rune {
+		if r >= 'a' && r <= 'z' || r >= '0' && r <= '9' {
+			return r
+		}
+		return '_'
+	}, strings.ToLower(name)) + ".onnx"
+	if err := os.MkdirAll(*writeCorpus, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(*writeCorpus, file), data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	// The table's messages name the file "model.onnx"; the command names
+	// the real file, so the expectation keeps only what follows.
+	want = strings.TrimPrefix(want, "model.onnx: ")
+	f, err := os.OpenFile(filepath.Join(*writeCorpus, "EXPECT.tsv"), os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	fmt.Fprintf(f, "%s\t%s\n", file, want)
 }
