@@ -121,58 +121,11 @@ func inferConvLike(c *nctx, xi, wi, bi int, outDT ir.DType) {
 	if !c.need(xi, "X") || !c.need(wi, "W") {
 		return
 	}
-	x, xok := c.shape(xi)
-	wt, wok := c.shape(wi)
-	kshape, hasK := c.attrInts("kernel_shape")
-	var n int
-	switch {
-	case xok:
-		n = len(x) - 2
-	case wok:
-		n = len(wt) - 2
-	case hasK:
-		n = len(kshape)
-	default:
-		c.set(0, unknownType(outDT))
+	g, ok := convGeometry(c, xi, wi, outDT)
+	if !ok {
 		return
 	}
-	if n < 1 {
-		c.errf("input rank %d; %s needs at least 3 (N, C, spatial axes)", n+2, c.n.Op)
-		return
-	}
-	if xok && wok && len(wt) != len(x) {
-		c.errf("weight rank %d does not match input rank %d", len(wt), len(x))
-		return
-	}
-	group := c.attrInt("group", 1)
-	if group < 1 {
-		c.errf("attribute group is %d, want at least 1", group)
-		return
-	}
-	kernel := make([]int64, n)
-	for i := range kernel {
-		kernel[i] = -1
-		if wok && wt[2+i].Known() {
-			kernel[i] = wt[2+i].Size
-		}
-	}
-	if hasK {
-		if len(kshape) != n {
-			c.errf("attribute kernel_shape has %d values, want %d", len(kshape), n)
-			return
-		}
-		for i, k := range kshape {
-			if k < 1 {
-				c.errf("attribute kernel_shape has value %d, want at least 1", k)
-				return
-			}
-			if kernel[i] >= 0 && kernel[i] != k {
-				c.errf("attribute kernel_shape %v does not match weight shape %s", kshape, shapeString(wt))
-				return
-			}
-			kernel[i] = k
-		}
-	}
+	x, xok, wt, wok, n, group, kernel := g.x, g.xok, g.w, g.wok, g.n, g.group, g.kernel
 	w, ok := c.windowAttrs(n, kernel, true)
 	if !ok {
 		return
@@ -238,48 +191,11 @@ func inferConvTranspose(c *nctx) {
 		return
 	}
 	dt := c.firstDType(0, 1)
-	x, xok := c.shape(0)
-	wt, wok := c.shape(1)
-	kshape, hasK := c.attrInts("kernel_shape")
-	var n int
-	switch {
-	case xok:
-		n = len(x) - 2
-	case wok:
-		n = len(wt) - 2
-	case hasK:
-		n = len(kshape)
-	default:
-		c.set(0, unknownType(dt))
+	g, ok := convGeometry(c, 0, 1, dt)
+	if !ok {
 		return
 	}
-	if n < 1 {
-		c.errf("input rank %d; ConvTranspose needs at least 3 (N, C, spatial axes)", n+2)
-		return
-	}
-	if xok && wok && len(wt) != len(x) {
-		c.errf("weight rank %d does not match input rank %d", len(wt), len(x))
-		return
-	}
-	group := c.attrInt("group", 1)
-	if group < 1 {
-		c.errf("attribute group is %d, want at least 1", group)
-		return
-	}
-	kernel := make([]int64, n)
-	for i := range kernel {
-		kernel[i] = -1
-		if wok && wt[2+i].Known() {
-			kernel[i] = wt[2+i].Size
-		}
-	}
-	if hasK {
-		if len(kshape) != n {
-			c.errf("attribute kernel_shape has %d values, want %d", len(kshape), n)
-			return
-		}
-		copy(kernel, kshape)
-	}
+	x, xok, wt, wok, n, group, kernel := g.x, g.xok, g.w, g.wok, g.n, g.group, g.kernel
 	w, ok := c.windowAttrs(n, kernel, true)
 	if !ok {
 		return
@@ -1131,4 +1047,76 @@ func inferCol2Im(c *nctx) {
 	out := []ir.Dim{x[0], ch}
 	out = append(out, staticDims(img...)...)
 	c.set(0, tensorType(dt, out))
+}
+
+// convGeom is what the convolution family shares: the input and weight
+// shapes, the number of spatial axes, the group count and the kernel size
+// per spatial axis (-1 where unknown).
+type convGeom struct {
+	x, w     []ir.Dim
+	xok, wok bool
+	n        int
+	group    int64
+	kernel   []int64
+}
+
+// convGeometry reads input xi and weight wi of a Conv-like node ([N, C, D…]
+// and [M, C/group, k…] for Conv, [C, M/group, k…] for ConvTranspose) with
+// the group and kernel_shape attributes, checking that ranks and kernel
+// sizes agree. With nothing known it sets an unknown output of dtype dt;
+// on a mismatch it reports the error. Either way it returns false.
+func convGeometry(c *nctx, xi, wi int, dt ir.DType) (convGeom, bool) {
+	var g convGeom
+	g.x, g.xok = c.shape(xi)
+	g.w, g.wok = c.shape(wi)
+	kshape, hasK := c.attrInts("kernel_shape")
+	switch {
+	case g.xok:
+		g.n = len(g.x) - 2
+	case g.wok:
+		g.n = len(g.w) - 2
+	case hasK:
+		g.n = len(kshape)
+	default:
+		c.set(0, unknownType(dt))
+		return g, false
+	}
+	if g.n < 1 {
+		c.errf("input rank %d; %s needs at least 3 (N, C, spatial axes)", g.n+2, c.n.Op)
+		return g, false
+	}
+	if g.xok && g.wok && len(g.w) != len(g.x) {
+		c.errf("weight rank %d does not match input rank %d", len(g.w), len(g.x))
+		return g, false
+	}
+	g.group = c.attrInt("group", 1)
+	if g.group < 1 {
+		c.errf("attribute group is %d, want at least 1", g.group)
+		return g, false
+	}
+	g.kernel = make([]int64, g.n)
+	for i := range g.kernel {
+		g.kernel[i] = -1
+		if g.wok && g.w[2+i].Known() {
+			g.kernel[i] = g.w[2+i].Size
+		}
+	}
+	if hasK {
+		if len(kshape) != g.n {
+			c.errf("attribute kernel_shape has %d values, want %d", len(kshape), g.n)
+			return g, false
+		}
+		for i, k := range kshape {
+			if k < 1 {
+				c.errf("attribute kernel_shape has value %d, want at least 1", k)
+				return g, false
+			}
+			if g.kernel[i] >= 0 && g.kernel[i] != k {
+				c.errf("attribute kernel_shape %v does not match weight shape %s", kshape, shapeString(g.w))
+				return g, false
+			}
+			g.kernel[i] = k
+		}
+	}
+	return g, true
 }
