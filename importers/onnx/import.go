@@ -577,7 +577,14 @@ func (im *importer) attr(n *ir.Node, g *ir.Graph, sc *scope, ap *onnxpb.Attribut
 	case onnxpb.AttributeProto_SPARSE_TENSOR, onnxpb.AttributeProto_SPARSE_TENSORS,
 		onnxpb.AttributeProto_TYPE_PROTO, onnxpb.AttributeProto_TYPE_PROTOS, -1:
 		a.Kind = ir.AttrOther
-		a.Ext = &AttrInfo{Proto: ap}
+		kept := ap
+		if ap.Type == nil && typ >= 0 {
+			// IR version 1 had no type field: keep the inferred type, so
+			// the exporter can write the attribute back.
+			kept = proto.Clone(ap).(*onnxpb.AttributeProto)
+			kept.Type = typ.Enum()
+		}
+		a.Ext = &AttrInfo{Proto: kept}
 	case onnxpb.AttributeProto_UNDEFINED:
 		im.errorf(pos, "%s has no value (no type and no value field set)", what)
 		return
