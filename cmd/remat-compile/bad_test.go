@@ -84,7 +84,7 @@ func TestBadInputsNeedingFiles(t *testing.T) {
 		if init != nil {
 			g.Initializer = []*onnxpb.TensorProto{init}
 		}
-		return &onnxpb.ModelProto{IrVersion: proto.Int64(8), Graph: g, OpsetImport: []*onnxpb.OperatorSetIdProto{{Version: proto.Int64(17)}}}
+		return &onnxpb.ModelProto{IrVersion: proto.Int64(8), Graph: g, OpsetImport: []*onnxpb.OperatorSetIdProto{{Version: proto.Int64(17)}, {Domain: s("com.example"), Version: proto.Int64(1)}}}
 	}
 	external := func(location string, offset, length int) *onnxpb.TensorProto {
 		return &onnxpb.TensorProto{
@@ -114,7 +114,7 @@ func TestBadInputsNeedingFiles(t *testing.T) {
 		{"symlink", model(external("link.bin", 0, 16), add), "link.bin"},
 		{"past eof", model(external("weights.bin", 0, 16), add), "weights.bin"},
 		{"missing file", model(external("nothere.bin", 0, 16), add), "nothere.bin"},
-		{"unknown op without value_info", model(nil, &onnxpb.NodeProto{OpType: s("FancyOp"), Domain: s("com.example"), Name: s("fancy"), Input: []string{"x"}, Output: []string{"y"}}), `node "fancy" (com.example.FancyOp)`},
+		{"unknown op without value_info", model(nil, &onnxpb.NodeProto{OpType: s("FancyOp"), Domain: s("com.example"), Name: s("fancy"), Input: []string{"x"}, Output: []string{"y"}}), `node "fancy" (com.example.FancyOp): unknown op`},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			data, err := proto.Marshal(tt.m)
@@ -127,6 +127,11 @@ func TestBadInputsNeedingFiles(t *testing.T) {
 			}
 			checkBad(t, path, tt.want)
 		})
+	}
+	// A user override gives the custom op its output type.
+	path := filepath.Join(dir, "unknown_op_without_value_info.onnx")
+	if code, out, errs := run(t, "inspect", "-value-type", "y=f32[4]", path); code != exitOK || !strings.Contains(out, "com.example.FancyOp") {
+		t.Errorf("inspect -value-type: exit %d\n%s%s", code, out, errs)
 	}
 }
 

@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/remat-compile/remat/ir"
+	"github.com/remat-compile/remat/ir/irtext"
 	"github.com/remat-compile/remat/passes"
 )
 
@@ -142,16 +143,53 @@ type listFlag []string
 func (l *listFlag) String() string     { return strings.Join(*l, ",") }
 func (l *listFlag) Set(s string) error { *l = append(*l, s); return nil }
 
-// shapeFlags are the -input-shape and -dim flags shared by the commands that
-// read a model.
+// shapeFlags are the flags shared by the commands that read a model: shape
+// overrides and debugging.
 type shapeFlags struct {
 	inputShapes listFlag
 	dims        listFlag
+	valueTypes  listFlag
+	debug       string
 }
 
 func (sf *shapeFlags) register(fs *flag.FlagSet) {
 	fs.Var(&sf.inputShapes, "input-shape", "`name=1x3x224x224`: the shape of a graph input (repeatable; a dimension may be a symbol)")
 	fs.Var(&sf.dims, "dim", "`sym=8`: the size of a symbolic dimension everywhere (repeatable)")
+	fs.Var(&sf.valueTypes, "value-type", "`name=f32[1,64,56,56]`: the type of an output of a custom or data-dependent op (repeatable)")
+	fs.StringVar(&sf.debug, "d", "", "debug `flags`, comma-separated: check (verify the IR after every pass), dump (print the IR after every pass to stderr)")
+}
+
+// debugFlags parses -d.
+func (sf *shapeFlags) debugFlags() (check, dump bool, err error) {
+	for _, f := range strings.Split(sf.debug, ",") {
+		switch f {
+		case "":
+		case "check":
+			check = true
+		case "dump":
+			dump = true
+		default:
+			return false, false, usagef("-d %q: unknown debug flag %q (want check or dump)", sf.debug, f)
+		}
+	}
+	return check, dump, nil
+}
+
+// types parses -value-type.
+func (sf *shapeFlags) types() (map[string]ir.TensorType, error) {
+	out := map[string]ir.TensorType{}
+	for _, s := range sf.valueTypes {
+		name, spec, ok := strings.Cut(s, "=")
+		if !ok || name == "" {
+			return nil, usagef("-value-type %q: want name=TYPE such as y=f32[1,64,56,56]", s)
+		}
+		t, err := irtext.ParseType(spec)
+		if err != nil {
+			return nil, usagef("-value-type %q: %v", s, err)
+		}
+		out[name] = t
+	}
+	return out, nil
 }
 
 // parse turns the flags into the shape-inference overrides.

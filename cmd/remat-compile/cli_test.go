@@ -59,6 +59,8 @@ func TestUsage(t *testing.T) {
 		{[]string{"convert", "m.onnx"}, exitUsage, "convert needs -o out.onnx"},
 		{[]string{"inspect", "-memory", "magic", "m.onnx"}, exitUsage, `-memory "magic": want ort or liveness`},
 		{[]string{"inspect", "/nonexistent/m.onnx"}, exitFailure, "/nonexistent/m.onnx"},
+		{[]string{"inspect", "-d", "chek", "m.onnx"}, exitUsage, `-d "chek": unknown debug flag "chek"`},
+		{[]string{"inspect", "-value-type", "y=f32[1,", "m.onnx"}, exitUsage, `-value-type "y=f32[1,"`},
 	} {
 		code, out, errs := run(t, tt.args...)
 		if code != tt.code || !strings.Contains(out+errs, tt.want) {

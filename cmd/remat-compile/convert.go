@@ -23,7 +23,6 @@ func convertCmd() *command {
 			o.load.shapes.register(fs)
 			fs.StringVar(&o.out, "o", "", "output `file` (required)")
 			fs.BoolVar(&o.shapes, "shapes", false, "write every inferred intermediate type as value_info")
-			fs.BoolVar(&o.load.check, "check", false, "verify the IR after every pass")
 			return func(ctx context.Context, args []string, io *Streams) error {
 				if len(args) != 1 {
 					return usagef("convert takes one model file, got %d arguments", len(args))
@@ -31,14 +30,14 @@ func convertCmd() *command {
 				if o.out == "" {
 					return usagef("convert needs -o out.onnx")
 				}
-				return runConvert(ctx, o, args[0])
+				return runConvert(ctx, o, args[0], io)
 			}
 		},
 	}
 }
 
-func runConvert(ctx context.Context, o *convertOptions, path string) error {
-	g, _, err := loadModel(ctx, path, &o.load)
+func runConvert(ctx context.Context, o *convertOptions, path string, io *Streams) error {
+	g, _, err := loadModel(ctx, path, &o.load, io.Err)
 	if err != nil {
 		return err
 	}

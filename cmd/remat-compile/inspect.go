@@ -31,7 +31,6 @@ func inspectCmd() *command {
 			fs.BoolVar(&o.json, "json", false, "print JSON instead of text")
 			fs.IntVar(&o.top, "top", 10, "how many of the largest values live at the peak to list")
 			fs.StringVar(&o.memory, "memory", "ort", "memory model: ort (views and in-place reuse as ONNX Runtime) or liveness (every output its own buffer)")
-			fs.BoolVar(&o.load.check, "check", false, "verify the IR after every pass")
 			return func(ctx context.Context, args []string, io *Streams) error {
 				if len(args) != 1 {
 					return usagef("inspect takes one model file, got %d arguments", len(args))
@@ -90,7 +89,7 @@ func runInspect(ctx context.Context, o *inspectOptions, path string, io *Streams
 		return err
 	}
 	o.load.requireStatic = true
-	g, _, err := loadModel(ctx, path, &o.load)
+	g, _, err := loadModel(ctx, path, &o.load, io.Err)
 	if err != nil {
 		return err
 	}

@@ -3,12 +3,14 @@ package main
 import (
 	"context"
 	"fmt"
+	"io"
 	"path/filepath"
 	"slices"
 	"strings"
 
 	onnximp "github.com/remat-compile/remat/importers/onnx"
 	"github.com/remat-compile/remat/ir"
+	"github.com/remat-compile/remat/ir/irtext"
 	"github.com/remat-compile/remat/passes"
 	"github.com/remat-compile/remat/passes/shapes"
 )
@@ -17,12 +19,19 @@ import (
 type loadOptions struct {
 	shapes        shapeFlags
 	requireStatic bool
-	check         bool // -d=check: verify the IR between passes
 }
 
 // loadModel imports a model file and infers its shapes.
-func loadModel(ctx context.Context, path string, lo *loadOptions) (*ir.Graph, *passes.State, error) {
+func loadModel(ctx context.Context, path string, lo *loadOptions, errOut io.Writer) (*ir.Graph, *passes.State, error) {
 	inputShapes, dims, err := lo.shapes.parse()
+	if err != nil {
+		return nil, nil, err
+	}
+	valueTypes, err := lo.shapes.types()
+	if err != nil {
+		return nil, nil, err
+	}
+	check, dump, err := lo.shapes.debugFlags()
 	if err != nil {
 		return nil, nil, err
 	}
@@ -37,10 +46,15 @@ func loadModel(ctx context.Context, path string, lo *loadOptions) (*ir.Graph, *p
 	pipeline := []*passes.Pass{shapes.NewPass(shapes.Options{
 		InputShapes:   inputShapes,
 		Dims:          dims,
+		OutputTypes:   valueTypes,
 		RequireStatic: lo.requireStatic,
 		File:          file,
 	})}
-	st, err := passes.Run(ctx, g, pipeline, passes.Options{Verify: lo.check, File: file})
+	popts := passes.Options{Verify: check, File: file}
+	if dump {
+		popts.Dump, popts.DumpFunc = errOut, irtext.Print
+	}
+	st, err := passes.Run(ctx, g, pipeline, popts)
 	if err != nil {
 		return nil, st, err
 	}

@@ -212,3 +212,27 @@ func TestDocExample(t *testing.T) {
 		t.Errorf("v7 has ID %d", got)
 	}
 }
+
+func TestParseType(t *testing.T) {
+	for _, tt := range []struct{ in, want, err string }{
+		{in: "f32[1,3,224,224]", want: "f32[1,3,224,224]"},
+		{in: "i64[batch,?]", want: "i64[batch,?]"},
+		{in: "f32[*]", want: "f32[*]"},
+		{in: "seq<f16[?,4]>", want: "seq<f16[?,4]>"},
+		{in: "f32[]", want: "f32[]"},
+		{in: "f33[1]", err: "f33"},
+		{in: "f32[1,2", err: "type:1:"},
+		{in: "f32[1] junk", err: "after the type"},
+	} {
+		got, err := irtext.ParseType(tt.in)
+		if tt.err != "" {
+			if err == nil || !strings.Contains(err.Error(), tt.err) {
+				t.Errorf("ParseType(%q) = %v, %v; want an error containing %q", tt.in, got, err, tt.err)
+			}
+			continue
+		}
+		if err != nil || got.String() != tt.want {
+			t.Errorf("ParseType(%q) = %v, %v; want %s", tt.in, got, err, tt.want)
+		}
+	}
+}

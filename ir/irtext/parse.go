@@ -1085,3 +1085,23 @@ func (p *parser) assignIDs() {
 		used[next] = true
 	}
 }
+
+// ParseType reads one type in the text form, such as f32[1,3,224,224],
+// i64[batch,?], f32[*] or seq<f32[?]>.
+func ParseType(src string) (t ir.TensorType, err error) {
+	p := &parser{lim: limits{unnamedID: MaxUnnamedID}, file: "type", lx: newLexer(src), skipNL: 1}
+	defer func() {
+		if r := recover(); r != nil {
+			b, ok := r.(bailout)
+			if !ok {
+				panic(r)
+			}
+			err = b.err
+		}
+	}()
+	t = p.typ()
+	if tok := p.peek(); tok.kind != tEOF {
+		p.errorf(tok, "unexpected %q after the type", tok.text)
+	}
+	return t, nil
+}
