@@ -1,0 +1,62 @@
+package milp
+
+import (
+	"github.com/remat-compile/remat/internal/cbc"
+)
+
+// compiled is the model in the solver's column-major form.
+type compiled struct {
+	prob     cbc.Problem
+	integers []int   // indices of integer columns
+	sense    float64 // 1 minimise, -1 maximise
+}
+
+// compile lays the (validated) model out column by column: the entries of
+// each column in constraint order.
+func (m *Model) compile() *compiled {
+	n, nr := len(m.vars), len(m.rows)
+	c := &compiled{sense: 1}
+	if m.dir == Maximize {
+		c.sense = -1
+	}
+	p := &c.prob
+	p.NumCols, p.NumRows = n, nr
+	p.Start = make([]int32, n+1)
+	for _, r := range m.rows {
+		for _, t := range r.terms {
+			p.Start[t.Var+1]++
+		}
+	}
+	for j := 0; j < n; j++ {
+		p.Start[j+1] += p.Start[j]
+	}
+	nnz := p.Start[n]
+	p.Index = make([]int32, nnz)
+	p.Value = make([]float64, nnz)
+	next := append([]int32(nil), p.Start[:n]...)
+	for i, r := range m.rows {
+		for _, t := range r.terms {
+			k := next[t.Var]
+			p.Index[k], p.Value[k] = int32(i), t.Coef
+			next[t.Var]++
+		}
+	}
+	p.ColLower = make([]float64, n)
+	p.ColUpper = make([]float64, n)
+	p.Obj = make([]float64, n)
+	for j, v := range m.vars {
+		p.ColLower[j], p.ColUpper[j] = v.lo, v.hi
+		if v.integer {
+			c.integers = append(c.integers, j)
+		}
+	}
+	for _, t := range m.obj.Terms {
+		p.Obj[t.Var] = t.Coef
+	}
+	p.RowLower = make([]float64, nr)
+	p.RowUpper = make([]float64, nr)
+	for i, r := range m.rows {
+		p.RowLower[i], p.RowUpper[i] = r.lo, r.hi
+	}
+	return c
+}
