@@ -43,7 +43,7 @@ type command struct {
 }
 
 func commands() []*command {
-	return []*command{inspectCmd(), convertCmd()}
+	return []*command{inspectCmd(), convertCmd(), verifyCmd()}
 }
 
 // usageError is a mistake in the command line (exit status 2).

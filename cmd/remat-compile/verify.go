@@ -1,0 +1,1206 @@
+package main
+
+// The verify command: run an original model and its rematerialized rewrite
+// in ONNX Runtime and check that the rewrite computes the same thing, that
+// its recomputations survived ORT's optimizers and ran where the plan put
+// them, and how much memory it saved.
+//
+// # The contract with the rewriting exporter
+//
+// A rewritten model carries its plan in ModelProto.metadata_props under the
+// key "remat-compile.recompute" (metadataKey). The value is a JSON object:
+//
+//	{"version": 1,
+//	 "solver": "milp",                  // the solver that made the plan
+//	 "budget_bytes": N,                 // the memory budget it was given
+//	 "predicted_peak_bytes": N,         // the plan's peak, memory model
+//	 "original_peak_bytes": N,          // the original's peak, same model
+//	 "recompute": [
+//	   {"node": "enc1_conv_rc1",        // the duplicated node (unique name)
+//	    "original": "enc1_conv",        // the node it copies
+//	    "outputs": ["enc1_c_rc1"],      // its output tensor names
+//	    "after": "dec3_relu",           // the node the plan runs right
+//	                                    // before this recompute chain ("":
+//	                                    // the chain starts the graph)
+//	    "before": "enc1_relu_rc1"}]}    // the first node reading its
+//	                                    // outputs ("": none, e.g. a graph
+//	                                    // output)
+//
+// All names are names of root-graph nodes and tensors of the rewritten
+// model; node names must be non-empty and unique. Recompute nodes and their
+// outputs carry traceable names: the original's name plus a suffix such as
+// "_rc1". "after" is the same for every node of one chain. The helper
+// nodes that force the order (the fake dependency, e.g. depreshape) are not
+// listed. The byte counts are activation bytes, comparable with what verify
+// measures: graph inputs and parameters excluded, graph outputs included; 0
+// means unknown. A model without the key is verified for outputs and peaks
+// only; a key whose value is not such an object, or whose version is not 1,
+// is a failure.
+//
+// # Matching profile events to nodes
+//
+// ORT profiles kernels under node names, but its optimizers replace nodes:
+// ConvActivationFusion keeps the Conv's name for the FusedConv that absorbs
+// the Relu; the NCHWc transformer names its Conv after the fused group's
+// output tensor plus "_nchwc" (e1_rc1_nchwc); CSE removes one of two equal
+// chains. verify maps each first-run kernel event of the remat model to at
+// most one root-graph node:
+//
+//  1. by name: the event name equals a node's name;
+//  2. by output: the event name equals an output tensor name T of a node,
+//     or starts with T+"_" (the longest such T wins).
+//
+// A node no event matches is present when an optimizer fused it into a
+// neighbour. Since fused nodes are named after the group's first node (rule
+// 1) or after its last output (rule 2), verify looks for a node matched by
+// name upstream of it (producers, following edges whose tensor that one
+// consumer alone reads) or for a node matched by output downstream of it
+// (consumers, likewise), at most fusionHops edges away through unmatched
+// nodes, and takes that node's event. Where several qualify, an event of a
+// kernel ORT created or changed (another op type than the node's, or a
+// node_index past the file's nodes) beats an untouched one, then the nearer
+// wins. A node neither matched nor fused did not run: an optimizer merged it
+// away.
+//
+// # The checks
+//
+// For each recompute entry, in the remat model's first-run profile:
+//   - the recompute node is present (matched or fused);
+//   - its original is present too, and at a different event: if CSE merges a
+//     chain it may keep either copy's name;
+//   - it ran no earlier than its "after" node's last event and no later than
+//     its "before" node's first event, in ORT's execution order (the order
+//     of the kernel events). A side whose node is absent from the profile is
+//     not checked (the report says so).
+//
+// Outputs must be bitwise identical. Peaks are reported, not checked: the
+// activation peak is the largest mem_in_use_peak of the first run's events
+// minus the arena's bytes in use before the first kernel (load-time
+// allocations such as prepacked weights), measured with the arena on and the
+// memory pattern off (research note ort-execution.md, Q3). Both models run
+// with the same options at each level: one intra-op thread, sequential,
+// profiling on, no optimizer disabled (the rewrite must survive ORT's own
+// optimizers, CSE included); one profiled warm-up run, then -runs timed runs
+// whose median is the run time.
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	onnximp "github.com/remat-compile/remat/importers/onnx"
+	"github.com/remat-compile/remat/internal/onnxpb"
+	"github.com/remat-compile/remat/internal/ort"
+	"github.com/remat-compile/remat/ir"
+	"google.golang.org/protobuf/proto"
+)
+
+// metadataKey is the metadata_props key of the exporter's plan.
+const metadataKey = "remat-compile.recompute"
+
+// metadataVersion is the only version of the metadata this verify reads.
+const metadataVersion = 1
+
+// fusionHops bounds how far from its fused partner a node absorbed by an
+// ORT fusion may be (Conv+BatchNormalization+Relu is two edges).
+const fusionHops = 2
+
+// acceptanceBar is the project's acceptance bar for measured drop /
+// predicted drop, reported (not enforced) by verify.
+const acceptanceBar = 0.80
+
+// rematMetadata is the value of metadataKey.
+type rematMetadata struct {
+	Version            int              `json:"version"`
+	Solver             string           `json:"solver"`
+	BudgetBytes        int64            `json:"budget_bytes"`
+	PredictedPeakBytes int64            `json:"predicted_peak_bytes"`
+	OriginalPeakBytes  int64            `json:"original_peak_bytes"`
+	Recompute          []recomputeEntry `json:"recompute"`
+}
+
+// recomputeEntry is one duplicated node of the plan.
+type recomputeEntry struct {
+	Node     string   `json:"node"`
+	Original string   `json:"original"`
+	Outputs  []string `json:"outputs"`
+	After    string   `json:"after"`
+	Before   string   `json:"before"`
+}
+
+// levelNames are ORT's optimization levels, as ort.Options.Level spells
+// them.
+var levelNames = []string{"disabled", "basic", "extended", "layout", "all"}
+
+type verifyOptions struct {
+	levels      string
+	runs        int
+	seed        uint64
+	inputShapes listFlag
+	inputValues listFlag
+	json        bool
+}
+
+func verifyCmd() *command {
+	return &command{
+		name:  "verify",
+		usage: "[-levels disabled,all] [-runs N] [-seed S] [-input-shape name=DIMS] [-input-value name=INT] [-json] orig.onnx remat.onnx",
+		short: "Run a model and its rematerialized rewrite in ONNX Runtime: check bitwise-identical outputs and that every recomputation survived and ran where the plan put it; report both activation peaks and run times.",
+		setup: func(fs *flag.FlagSet) func(context.Context, []string, *Streams) error {
+			o := &verifyOptions{}
+			fs.StringVar(&o.levels, "levels", "disabled,all", "comma-separated ORT optimization `levels` to verify at: disabled, basic, extended, layout, all")
+			fs.IntVar(&o.runs, "runs", 5, "`N` timed runs of each model per level, after one profiled warm-up run; run time is their median")
+			fs.Uint64Var(&o.seed, "seed", 1, "`seed` of the random inputs")
+			fs.Var(&o.inputShapes, "input-shape", "`name=1x3x224x224`: the shape of a graph input with dynamic dimensions (repeatable)")
+			fs.Var(&o.inputValues, "input-value", "`name=INT`: fill a graph input with this value instead of random ones, e.g. a sample rate (repeatable)")
+			fs.BoolVar(&o.json, "json", false, "print JSON instead of text")
+			return func(ctx context.Context, args []string, io *Streams) error {
+				if len(args) != 2 {
+					return usagef("verify takes two model files (the original and the rematerialized one), got %d arguments", len(args))
+				}
+				return runVerify(ctx, o, args[0], args[1], io)
+			}
+		},
+	}
+}
+
+// verifyReport is the JSON form of verify's output. Field names carry their
+// units.
+type verifyReport struct {
+	Original   string `json:"original"`
+	Remat      string `json:"remat"`
+	ORTVersion string `json:"ort_version"`
+	// Runs is the number of timed runs per model and level, after one
+	// warm-up run (the profiled one).
+	Runs       int    `json:"runs"`
+	Seed       uint64 `json:"seed"`
+	Threads    int    `json:"threads"`
+	Arena      bool   `json:"arena"`
+	MemPattern bool   `json:"mem_pattern"`
+	// Metadata is the remat model's plan, nil when it has none.
+	Metadata *rematMetadata `json:"metadata"`
+	// PlacementChecked says whether the recompute placement was checked;
+	// PlacementNote says why not.
+	PlacementChecked bool           `json:"placement_checked"`
+	PlacementNote    string         `json:"placement_note,omitempty"`
+	Levels           []*levelReport `json:"levels"`
+	OK               bool           `json:"ok"`
+	Failures         []string       `json:"failures"`
+}
+
+// levelReport is the verification at one optimization level.
+type levelReport struct {
+	Level    string         `json:"level"`
+	Outputs  []outputReport `json:"outputs"`
+	Orig     modelMeasure   `json:"original_model"`
+	Rematted modelMeasure   `json:"remat_model"`
+	// ReductionBytes is the original's peak minus the remat's (negative if
+	// the remat model uses more).
+	ReductionBytes   int64   `json:"reduction_bytes"`
+	ReductionPercent float64 `json:"reduction_percent"`
+	// The predicted reduction, from the metadata, when it has both peaks.
+	PredictedReductionBytes   *int64   `json:"predicted_reduction_bytes,omitempty"`
+	PredictedReductionPercent *float64 `json:"predicted_reduction_percent,omitempty"`
+	// MeasuredOverPredictedPercent is 100 × measured drop / predicted drop
+	// (the acceptance bar is 80%), when the predicted drop is positive.
+	MeasuredOverPredictedPercent *float64          `json:"measured_over_predicted_drop_percent,omitempty"`
+	MeetsAcceptanceBar           *bool             `json:"meets_acceptance_bar,omitempty"`
+	RunTimeChangePercent         float64           `json:"run_time_change_percent"`
+	Recompute                    []placementReport `json:"recompute"`
+	OK                           bool              `json:"ok"`
+	Failures                     []string          `json:"failures"`
+}
+
+// modelMeasure is what ORT measured for one model at one level.
+type modelMeasure struct {
+	// PeakBytes is the activation peak: ArenaPeakBytes - BaselineBytes.
+	PeakBytes int64 `json:"peak_bytes"`
+	// ArenaPeakBytes is the largest mem_in_use_peak of the first run.
+	ArenaPeakBytes int64 `json:"arena_peak_bytes"`
+	// BaselineBytes is what the arena held before the first kernel ran.
+	BaselineBytes int64 `json:"baseline_bytes"`
+	Kernels       int   `json:"kernels"`
+	// MedianRunTimeMS is the median of RunTimesMS, the timed runs (the
+	// warm-up run excluded), with the profiler on.
+	MedianRunTimeMS float64   `json:"median_run_time_ms"`
+	RunTimesMS      []float64 `json:"run_times_ms"`
+}
+
+// outputReport compares one graph output.
+type outputReport struct {
+	Name  string  `json:"name"`
+	DType string  `json:"dtype"`
+	Shape []int64 `json:"shape"`
+	Equal bool    `json:"equal"`
+	// DifferingElements counts elements whose bits differ.
+	DifferingElements int64 `json:"differing_elements"`
+	Elements          int64 `json:"elements"`
+	// MaxAbsDiff and MaxRelDiff (|a-b| / max(|a|,|b|)) are over the
+	// elements finite in both outputs.
+	MaxAbsDiff float64 `json:"max_abs_diff"`
+	MaxRelDiff float64 `json:"max_rel_diff"`
+	// Note explains a difference the numbers do not (shape, type, NaN).
+	Note string `json:"note,omitempty"`
+}
+
+// placementReport is where one recompute node ran.
+type placementReport struct {
+	Node string `json:"node"`
+	// Event is the profile event the node ran as, Position its index in
+	// ORT's execution order (-1: absent), Match how it was matched.
+	Event          string `json:"event"`
+	Position       int    `json:"position"`
+	Match          string `json:"match"`
+	Original       string `json:"original"`
+	OriginalEvent  string `json:"original_event"`
+	After          string `json:"after"`
+	AfterEvent     string `json:"after_event"`
+	AfterPosition  int    `json:"after_position"`
+	Before         string `json:"before"`
+	BeforeEvent    string `json:"before_event"`
+	BeforePosition int    `json:"before_position"`
+	OK             bool   `json:"ok"`
+	Problem        string `json:"problem,omitempty"`
+}
+
+func runVerify(ctx context.Context, o *verifyOptions, origPath, rematPath string, io *Streams) error {
+	levels, err := parseLevels(o.levels)
+	if err != nil {
+		return err
+	}
+	if o.runs < 1 {
+		return usagef("-runs %d: want at least 1", o.runs)
+	}
+	shapes, err := parseInputShapes(o.inputShapes)
+	if err != nil {
+		return err
+	}
+	values, err := parseInputValues(o.inputValues)
+	if err != nil {
+		return err
+	}
+	for _, p := range []string{origPath, rematPath} {
+		if err := checkModelFile(p); err != nil {
+			return err
+		}
+	}
+	version, err := ort.Version()
+	if err != nil {
+		return fmt.Errorf("verify needs ONNX Runtime: %w", err)
+	}
+	origIn, origOut, err := ort.ModelIO(origPath)
+	if err != nil {
+		return fmt.Errorf("verify: ONNX Runtime cannot load the original model: %w", err)
+	}
+	rematIn, rematOut, err := ort.ModelIO(rematPath)
+	if err != nil {
+		return fmt.Errorf("verify: ONNX Runtime cannot load the remat model: %w", err)
+	}
+	if err := sameIO(origPath, rematPath, origIn, origOut, rematIn, rematOut); err != nil {
+		return err
+	}
+	inputs, err := verifyInputs(origPath, origIn, o.seed, shapes, values)
+	if err != nil {
+		return err
+	}
+
+	r := &verifyReport{
+		Original: origPath, Remat: rematPath, ORTVersion: version,
+		Runs: o.runs, Seed: o.seed, Threads: 1, Arena: true, MemPattern: false,
+		Failures: []string{},
+	}
+	plan, planErr := readPlan(rematPath)
+	switch {
+	case planErr != nil:
+		r.Failures = append(r.Failures, planErr.Error())
+		r.PlacementNote = "placement check skipped: " + planErr.Error()
+	case plan == nil:
+		r.PlacementNote = fmt.Sprintf("placement check skipped: %s has no remat-compile metadata (metadata_props key %q); only outputs and peaks were checked", filepath.Base(rematPath), metadataKey)
+	default:
+		r.Metadata = plan.md
+		r.PlacementChecked = true
+	}
+
+	for _, level := range levels {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		lr, err := verifyLevel(level, origPath, rematPath, inputs, o.runs, plan)
+		if err != nil {
+			return err
+		}
+		r.Levels = append(r.Levels, lr)
+		for _, f := range lr.Failures {
+			r.Failures = append(r.Failures, "level "+level+": "+f)
+		}
+	}
+	r.OK = len(r.Failures) == 0
+
+	if o.json {
+		enc := json.NewEncoder(io.Out)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(r); err != nil {
+			return err
+		}
+	} else if err := printVerify(io, r); err != nil {
+		return err
+	}
+	if r.PlacementNote != "" {
+		fmt.Fprintf(io.Err, "remat-compile verify: %s\n", r.PlacementNote)
+	}
+	if !r.OK {
+		return fmt.Errorf("remat-compile verify: %d check(s) failed:\n  %s", len(r.Failures), strings.Join(r.Failures, "\n  "))
+	}
+	return nil
+}
+
+func parseLevels(s string) ([]string, error) {
+	var out []string
+	for _, l := range strings.Split(s, ",") {
+		l = strings.TrimSpace(l)
+		if !slices.Contains(levelNames, l) {
+			return nil, usagef("-levels %q: unknown level %q (want a comma-separated list of %s)", s, l, strings.Join(levelNames, ", "))
+		}
+		if !slices.Contains(out, l) {
+			out = append(out, l)
+		}
+	}
+	return out, nil
+}
+
+// parseInputShapes parses -input-shape name=1x3x224x224 into concrete
+// shapes (verify runs the model, so no dimension may stay symbolic).
+func parseInputShapes(list listFlag) (map[string][]int64, error) {
+	sf := shapeFlags{inputShapes: list}
+	dims, _, err := sf.parse()
+	if err != nil {
+		return nil, err
+	}
+	out := map[string][]int64{}
+	for name, ds := range dims {
+		shape := make([]int64, len(ds))
+		for i, d := range ds {
+			if !d.Known() {
+				return nil, usagef("-input-shape %s: dimension %d is the symbol %q; verify runs the model and needs sizes", name, i, d.Sym)
+			}
+			shape[i] = d.Size
+		}
+		out[name] = shape
+	}
+	return out, nil
+}
+
+// parseInputValues parses -input-value name=INT.
+func parseInputValues(list listFlag) (map[string]int64, error) {
+	out := map[string]int64{}
+	for _, s := range list {
+		name, val, ok := strings.Cut(s, "=")
+		n, err := strconv.ParseInt(strings.TrimSpace(val), 10, 64)
+		if !ok || name == "" || err != nil {
+			return nil, usagef("-input-value %q: want name=INT such as sr=16000", s)
+		}
+		out[name] = n
+	}
+	return out, nil
+}
+
+func checkModelFile(p string) error {
+	st, err := os.Stat(p)
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+		return fmt.Errorf("verify: %s: no such file", p)
+	case err != nil:
+		return fmt.Errorf("verify: %w", err)
+	case st.IsDir():
+		return fmt.Errorf("verify: %s is a directory, not a model file", p)
+	}
+	return nil
+}
+
+// sameIO checks that the two models have the same graph inputs (names,
+// types and declared shapes) and outputs (names, types and compatible
+// shapes): verify feeds both the same inputs and compares the outputs.
+func sameIO(origPath, rematPath string, origIn, origOut, rematIn, rematOut []ort.ValueInfo) error {
+	var diffs []string
+	compare := func(what string, a, b []ort.ValueInfo, exact bool) {
+		bm := map[string]ort.ValueInfo{}
+		for _, v := range b {
+			bm[v.Name] = v
+		}
+		am := map[string]bool{}
+		for _, v := range a {
+			am[v.Name] = true
+			w, ok := bm[v.Name]
+			switch {
+			case !ok:
+				diffs = append(diffs, fmt.Sprintf("%s %q is missing from the remat model", what, v.Name))
+			case v.DType != w.DType:
+				diffs = append(diffs, fmt.Sprintf("%s %q is %s in the original and %s in the remat model", what, v.Name, v.DType, w.DType))
+			case !shapesCompatible(v.Shape, w.Shape, exact):
+				diffs = append(diffs, fmt.Sprintf("%s %q has shape %s in the original and %s in the remat model", what, v.Name, fmtShape(v.Shape), fmtShape(w.Shape)))
+			}
+		}
+		for _, v := range b {
+			if !am[v.Name] {
+				diffs = append(diffs, fmt.Sprintf("the remat model has an extra %s %q", what, v.Name))
+			}
+		}
+	}
+	compare("input", origIn, rematIn, true)
+	compare("output", origOut, rematOut, false)
+	if len(diffs) > 0 {
+		return fmt.Errorf("verify: %s and %s have different inputs or outputs:\n  %s", origPath, rematPath, strings.Join(diffs, "\n  "))
+	}
+	return nil
+}
+
+// shapesCompatible compares declared shapes (-1: dynamic). Exactly: equal.
+// Otherwise: same rank, equal where both are known.
+func shapesCompatible(a, b []int64, exact bool) bool {
+	if exact {
+		return slices.Equal(a, b)
+	}
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] >= 0 && b[i] >= 0 && a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+func fmtShape(s []int64) string {
+	parts := make([]string, len(s))
+	for i, d := range s {
+		if d < 0 {
+			parts[i] = "?"
+		} else {
+			parts[i] = strconv.FormatInt(d, 10)
+		}
+	}
+	return "[" + strings.Join(parts, ",") + "]"
+}
+
+// verifyInputs makes the seeded random inputs and applies -input-value.
+func verifyInputs(path string, infos []ort.ValueInfo, seed uint64, shapes map[string][]int64, values map[string]int64) (map[string]ort.Tensor, error) {
+	var names []string
+	for _, in := range infos {
+		names = append(names, in.Name)
+	}
+	for _, m := range []map[string]bool{keysOf(shapes), keysOf(values)} {
+		for _, name := range sortedKeys(m) {
+			if !slices.Contains(names, name) {
+				return nil, fmt.Errorf("verify: %s has no input %q; its inputs are %s", filepath.Base(path), name, strings.Join(names, ", "))
+			}
+		}
+	}
+	inputs, err := ort.RandomInputs(path, seed, shapes)
+	if err != nil {
+		return nil, fmt.Errorf("verify: %w (give the shapes of inputs with dynamic dimensions with -input-shape)", err)
+	}
+	for _, name := range sortedKeys(values) {
+		t, err := filledTensor(inputs[name].DType, inputs[name].Shape, values[name])
+		if err != nil {
+			return nil, fmt.Errorf("verify: -input-value %s: %w", name, err)
+		}
+		inputs[name] = t
+	}
+	return inputs, nil
+}
+
+func keysOf[V any](m map[string]V) map[string]bool {
+	out := make(map[string]bool, len(m))
+	for k := range m {
+		out[k] = true
+	}
+	return out
+}
+
+// filledTensor returns a tensor of the given type and shape whose every
+// element is v.
+func filledTensor(dtype string, shape []int64, v int64) (ort.Tensor, error) {
+	n := ort.NumElements(shape)
+	switch dtype {
+	case "float":
+		return ort.NewTensor(shape, repeat(float32(v), n))
+	case "double":
+		return ort.NewTensor(shape, repeat(float64(v), n))
+	case "float16":
+		h := ort.Float32ToHalf(float32(v))
+		t := ort.Tensor{DType: dtype, Shape: slices.Clone(shape), Data: make([]byte, 2*n)}
+		for i := range n {
+			t.Data[2*i], t.Data[2*i+1] = byte(h), byte(h>>8)
+		}
+		return t, nil
+	case "bfloat16":
+		b := uint16(math.Float32bits(float32(v)) >> 16)
+		t := ort.Tensor{DType: dtype, Shape: slices.Clone(shape), Data: make([]byte, 2*n)}
+		for i := range n {
+			t.Data[2*i], t.Data[2*i+1] = byte(b), byte(b>>8)
+		}
+		return t, nil
+	case "bool":
+		return ort.NewTensor(shape, repeat(v != 0, n))
+	case "int8":
+		return fillInt[int8](shape, v, n)
+	case "uint8":
+		return fillInt[uint8](shape, v, n)
+	case "int16":
+		return fillInt[int16](shape, v, n)
+	case "uint16":
+		return fillInt[uint16](shape, v, n)
+	case "int32":
+		return fillInt[int32](shape, v, n)
+	case "uint32":
+		return fillInt[uint32](shape, v, n)
+	case "int64":
+		return ort.NewTensor(shape, repeat(v, n))
+	case "uint64":
+		if v < 0 {
+			return ort.Tensor{}, fmt.Errorf("%d does not fit uint64", v)
+		}
+		return ort.NewTensor(shape, repeat(uint64(v), n))
+	}
+	return ort.Tensor{}, fmt.Errorf("inputs of type %s cannot be filled", dtype)
+}
+
+type smallInt interface {
+	~int8 | ~uint8 | ~int16 | ~uint16 | ~int32 | ~uint32
+}
+
+func fillInt[T smallInt](shape []int64, v, n int64) (ort.Tensor, error) {
+	x := T(v)
+	if int64(x) != v {
+		return ort.Tensor{}, fmt.Errorf("%d does not fit %T", v, x)
+	}
+	return ort.NewTensor(shape, repeat(x, n))
+}
+
+func repeat[T any](x T, n int64) []T {
+	out := make([]T, n)
+	for i := range out {
+		out[i] = x
+	}
+	return out
+}
+
+// plan is the remat model's metadata with its root graph, to match names.
+type plan struct {
+	md *rematMetadata
+	g  *ir.Graph
+}
+
+// readPlan imports the remat model and reads its metadata. It returns nil,
+// nil for a model without the key.
+func readPlan(path string) (*plan, error) {
+	g, err := onnximp.ImportFile(path, onnximp.Options{})
+	if err != nil {
+		// ORT loaded the model but the importer did not: without the
+		// metadata that only costs the placement check.
+		if has, perr := hasMetadataKey(path); perr == nil && !has {
+			return nil, nil
+		}
+		return nil, fmt.Errorf("cannot match the remat-compile metadata of %s to its nodes: %v", filepath.Base(path), err)
+	}
+	mi, _ := g.Ext.(*onnximp.ModelInfo)
+	if mi == nil {
+		return nil, nil
+	}
+	var value string
+	found := false
+	for _, p := range mi.MetadataProps {
+		if p.Key == metadataKey {
+			value, found = p.Value, true
+		}
+	}
+	if !found {
+		return nil, nil
+	}
+	md := &rematMetadata{}
+	dec := json.NewDecoder(strings.NewReader(value))
+	if err := dec.Decode(md); err != nil {
+		return nil, fmt.Errorf("%s: metadata %q is not valid JSON of the remat-compile format: %v", filepath.Base(path), metadataKey, err)
+	}
+	if md.Version != metadataVersion {
+		return nil, fmt.Errorf("%s: metadata %q has version %d; this remat-compile reads version %d", filepath.Base(path), metadataKey, md.Version, metadataVersion)
+	}
+	return &plan{md: md, g: g}, nil
+}
+
+// hasMetadataKey reads only the model proto of path to tell whether it
+// has the metadata key.
+func hasMetadataKey(path string) (bool, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return false, err
+	}
+	var mp onnxpb.ModelProto
+	if err := (proto.UnmarshalOptions{DiscardUnknown: true}).Unmarshal(data, &mp); err != nil {
+		return false, err
+	}
+	for _, p := range mp.GetMetadataProps() {
+		if p.GetKey() == metadataKey {
+			return true, nil
+		}
+	}
+	return false, nil
+}
+
+// verifyLevel runs both models at one level and checks them.
+func verifyLevel(level, origPath, rematPath string, inputs map[string]ort.Tensor, runs int, p *plan) (*levelReport, error) {
+	// One warm-up run more than asked: the profile is the first run's
+	// (the arena statistics are running values), the run time the median
+	// of the others.
+	opts := ort.MeasureOptions(level)
+	opts.Runs = runs + 1
+	lr := &levelReport{Level: level, Failures: []string{}, Recompute: []placementReport{}}
+	orig, err := ort.Run(origPath, inputs, opts)
+	if err != nil {
+		return nil, fmt.Errorf("verify: running the original model at level %s: %w", level, err)
+	}
+	remat, err := ort.Run(rematPath, inputs, opts)
+	if err != nil {
+		return nil, fmt.Errorf("verify: running the remat model at level %s: %w", level, err)
+	}
+	for _, name := range orig.OutputNames {
+		or := compareOutputs(name, orig.Outputs[name], remat.Outputs[name])
+		if !or.Equal {
+			lr.Failures = append(lr.Failures, fmt.Sprintf("output %q differs: %s", name, describeDiff(or)))
+		}
+		lr.Outputs = append(lr.Outputs, or)
+	}
+	if lr.Orig, err = measure(orig); err != nil {
+		return nil, fmt.Errorf("verify: the original model at level %s: %w", level, err)
+	}
+	if lr.Rematted, err = measure(remat); err != nil {
+		return nil, fmt.Errorf("verify: the remat model at level %s: %w", level, err)
+	}
+	lr.ReductionBytes = lr.Orig.PeakBytes - lr.Rematted.PeakBytes
+	lr.ReductionPercent = percent(lr.ReductionBytes, lr.Orig.PeakBytes)
+	if lr.Orig.MedianRunTimeMS > 0 {
+		lr.RunTimeChangePercent = round(100*(lr.Rematted.MedianRunTimeMS/lr.Orig.MedianRunTimeMS-1), 2)
+	}
+	if p != nil {
+		md := p.md
+		if md.OriginalPeakBytes > 0 && md.PredictedPeakBytes > 0 {
+			drop := md.OriginalPeakBytes - md.PredictedPeakBytes
+			pct := percent(drop, md.OriginalPeakBytes)
+			lr.PredictedReductionBytes, lr.PredictedReductionPercent = &drop, &pct
+			if drop > 0 {
+				ratio := round(100*float64(lr.ReductionBytes)/float64(drop), 2)
+				meets := ratio >= 100*acceptanceBar
+				lr.MeasuredOverPredictedPercent, lr.MeetsAcceptanceBar = &ratio, &meets
+			}
+		}
+		lr.Recompute = checkPlacement(p, remat.Profile)
+		for _, pr := range lr.Recompute {
+			if !pr.OK {
+				lr.Failures = append(lr.Failures, fmt.Sprintf("recompute node %q: %s", pr.Node, pr.Problem))
+			}
+		}
+	}
+	lr.OK = len(lr.Failures) == 0
+	return lr, nil
+}
+
+// measure reads the activation peak from the first run's profile and the
+// run times.
+func measure(res *ort.Result) (modelMeasure, error) {
+	var m modelMeasure
+	p := res.Profile
+	if p == nil || len(p.Nodes) == 0 {
+		return m, errors.New("ORT's profile has no kernel events")
+	}
+	first := p.Nodes[0]
+	m.BaselineBytes = first.MemBytesInUse - first.MemInUseDelta
+	m.ArenaPeakBytes = p.PeakBytes()
+	m.PeakBytes = m.ArenaPeakBytes - m.BaselineBytes
+	m.Kernels = len(p.Nodes)
+	times := slices.Clone(res.RunTimes)
+	if len(times) > 1 {
+		times = times[1:] // the warm-up run
+	}
+	for _, t := range times {
+		m.RunTimesMS = append(m.RunTimesMS, ms(t))
+	}
+	slices.Sort(times)
+	if n := len(times); n > 0 {
+		med := times[n/2]
+		if n%2 == 0 {
+			med = (times[n/2-1] + times[n/2]) / 2
+		}
+		m.MedianRunTimeMS = ms(med)
+	}
+	return m, nil
+}
+
+func ms(d time.Duration) float64 { return round(float64(d)/float64(time.Millisecond), 4) }
+
+func round(x float64, digits int) float64 {
+	p := math.Pow(10, float64(digits))
+	return math.Round(x*p) / p
+}
+
+func percent(part, whole int64) float64 {
+	if whole == 0 {
+		return 0
+	}
+	return round(100*float64(part)/float64(whole), 2)
+}
+
+// compareOutputs compares one output of the two models bitwise.
+func compareOutputs(name string, a, b ort.Tensor) outputReport {
+	r := outputReport{Name: name, DType: a.DType, Shape: a.Shape, Elements: a.NumElements()}
+	if r.Shape == nil {
+		r.Shape = []int64{}
+	}
+	if a.DType != b.DType || !slices.Equal(a.Shape, b.Shape) {
+		r.Note = fmt.Sprintf("the original gives %s%s, the remat model %s%s", a.DType, fmtShape(a.Shape), b.DType, fmtShape(b.Shape))
+		r.DifferingElements = r.Elements
+		return r
+	}
+	if bytes.Equal(a.Data, b.Data) {
+		r.Equal = true
+		return r
+	}
+	size, _ := ort.ElemSize(a.DType)
+	af, err1 := a.Float64s()
+	bf, err2 := b.Float64s()
+	if err1 != nil || err2 != nil || size == 0 {
+		r.Note = "the bytes differ"
+		r.DifferingElements = r.Elements
+		return r
+	}
+	nonFinite := 0
+	for i := range af {
+		if bytes.Equal(a.Data[i*size:(i+1)*size], b.Data[i*size:(i+1)*size]) {
+			continue
+		}
+		r.DifferingElements++
+		x, y := af[i], bf[i]
+		if math.IsNaN(x) || math.IsNaN(y) || math.IsInf(x, 0) || math.IsInf(y, 0) {
+			nonFinite++
+			continue
+		}
+		d := math.Abs(x - y)
+		r.MaxAbsDiff = max(r.MaxAbsDiff, d)
+		if m := max(math.Abs(x), math.Abs(y)); m > 0 {
+			r.MaxRelDiff = max(r.MaxRelDiff, d/m)
+		}
+	}
+	if nonFinite > 0 {
+		r.Note = fmt.Sprintf("%d differing elements are NaN or infinite in one of the outputs", nonFinite)
+	}
+	return r
+}
+
+func describeDiff(o outputReport) string {
+	s := fmt.Sprintf("%d of %d elements differ, max abs diff %.3g, max rel diff %.3g", o.DifferingElements, o.Elements, o.MaxAbsDiff, o.MaxRelDiff)
+	if o.Note != "" {
+		s += " (" + o.Note + ")"
+	}
+	return s
+}
+
+// eventMatch maps a remat model's root-graph nodes onto the events of one
+// profile (see the package comment, "Matching profile events to nodes").
+type eventMatch struct {
+	events []ort.NodeEvent
+	// direct lists the events matched to each node, in execution order;
+	// byOutput says the match was by output tensor name (rule 2), and
+	// which.
+	direct   map[*ir.Node][]int
+	byOutput map[*ir.Node]string
+	outputs  map[*ir.Value]bool
+	// fileNodes is the number of root-graph nodes ORT numbers from the
+	// file: all but Constant nodes.
+	fileNodes int
+}
+
+func matchEvents(g *ir.Graph, prof *ort.Profile) *eventMatch {
+	m := &eventMatch{direct: map[*ir.Node][]int{}, byOutput: map[*ir.Node]string{}, outputs: map[*ir.Value]bool{}}
+	if prof != nil {
+		m.events = prof.Nodes
+	}
+	byName := map[string]*ir.Node{}
+	byTensor := map[string]*ir.Node{}
+	for _, n := range g.Nodes {
+		if !(n.Op == "Constant" && n.Domain == "") {
+			m.fileNodes++
+		}
+		if n.Name != "" {
+			if _, dup := byName[n.Name]; !dup {
+				byName[n.Name] = n
+			}
+		}
+		for _, v := range n.Outputs {
+			if v != nil && v.Name != "" {
+				byTensor[v.Name] = n
+			}
+		}
+	}
+	for _, v := range g.Outputs {
+		m.outputs[v] = true
+	}
+	for i, e := range m.events {
+		if n := byName[e.Name]; n != nil {
+			m.direct[n] = append(m.direct[n], i)
+			continue
+		}
+		// Rule 2: the longest output tensor name T with name == T or
+		// name starting with T + "_".
+		cand := e.Name
+		for {
+			if n := byTensor[cand]; n != nil {
+				m.direct[n] = append(m.direct[n], i)
+				if _, ok := m.byOutput[n]; !ok {
+					m.byOutput[n] = cand
+				}
+				break
+			}
+			k := strings.LastIndexByte(cand, '_')
+			if k <= 0 {
+				break
+			}
+			cand = cand[:k]
+		}
+	}
+	return m
+}
+
+// location is where a node ran: the events first..last (indices into
+// eventMatch.events) and how it was matched.
+type location struct {
+	first, last int
+	how         string
+}
+
+func (l location) event(m *eventMatch) string { return m.events[l.first].Name }
+
+// locate finds where node n ran; ok is false if it did not.
+func (m *eventMatch) locate(n *ir.Node) (location, bool) {
+	if ev := m.direct[n]; len(ev) > 0 {
+		how := "by name"
+		if t, ok := m.byOutput[n]; ok {
+			how = fmt.Sprintf("by output %q", t)
+		}
+		return location{ev[0], ev[len(ev)-1], how}, true
+	}
+	// Fused: a node matched by name upstream (the fused node keeps its
+	// first node's name) or by output downstream (it is named after its
+	// last output), through at most fusionHops exclusive edges. A kernel
+	// ORT created or changed (changedEvent) beats one it left alone
+	// (ConvBNFusion, which folds BatchNormalization into the Conv in
+	// place, is the one fusion that leaves its kernel unchanged); then the
+	// nearer one wins, then downstream.
+	type item struct {
+		n    *ir.Node
+		hops int
+	}
+	type candidate struct {
+		w       *ir.Node
+		changed bool
+		hops    int
+	}
+	var best *candidate
+	for _, upstream := range []bool{false, true} {
+		seen := map[*ir.Node]bool{n: true}
+		queue := []item{{n, 0}}
+		for len(queue) > 0 {
+			it := queue[0]
+			queue = queue[1:]
+			if it.hops == fusionHops {
+				continue
+			}
+			for _, w := range m.fusionNeighbours(it.n, upstream) {
+				if seen[w] {
+					continue
+				}
+				seen[w] = true
+				ev := m.direct[w]
+				if len(ev) == 0 {
+					queue = append(queue, item{w, it.hops + 1})
+					continue
+				}
+				if _, viaOutput := m.byOutput[w]; viaOutput == upstream {
+					continue // a separate kernel
+				}
+				c := &candidate{w, m.changedEvent(w, ev[0]), it.hops + 1}
+				if best == nil || c.changed && !best.changed || c.changed == best.changed && c.hops < best.hops {
+					best = c
+				}
+			}
+		}
+	}
+	if best == nil {
+		return location{}, false
+	}
+	ev := m.direct[best.w]
+	return location{ev[0], ev[len(ev)-1], fmt.Sprintf("fused into %q (with %s)", m.events[ev[0]].Name, best.w.Name)}, true
+}
+
+// changedEvent reports whether event i, matched to node n, is a kernel ORT
+// created or changed: its op differs from n's, or its node_index is past
+// the nodes of the file (ORT numbers the nodes it creates after its own;
+// Constant nodes become initializers and get no index).
+func (m *eventMatch) changedEvent(n *ir.Node, i int) bool {
+	e := m.events[i]
+	return e.OpType != n.Op || e.NodeIndex >= m.fileNodes
+}
+
+// fusionNeighbours returns n's producers (upstream) or consumers
+// (downstream) joined to n by an edge that one node alone reads: the edges
+// an ORT fusion may remove.
+func (m *eventMatch) fusionNeighbours(n *ir.Node, upstream bool) []*ir.Node {
+	var out []*ir.Node
+	if upstream {
+		for _, v := range n.Inputs {
+			if v != nil && v.Def != nil && m.soleReader(v) == n {
+				out = append(out, v.Def)
+			}
+		}
+		return out
+	}
+	for _, v := range n.Outputs {
+		if v == nil {
+			continue
+		}
+		if r := m.soleReader(v); r != nil && !slices.Contains(out, r) {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// soleReader returns the one node reading v, or nil if v is a graph output
+// or has no or several readers.
+func (m *eventMatch) soleReader(v *ir.Value) *ir.Node {
+	if m.outputs[v] || len(v.Uses) == 0 {
+		return nil
+	}
+	r := v.Uses[0].Node
+	for _, u := range v.Uses[1:] {
+		if u.Node != r {
+			return nil
+		}
+	}
+	return r
+}
+
+// notRun is the event of an "after" or "before" node absent from the
+// profile; that side of the placement is not checked.
+const notRun = "(not in the profile: not checked)"
+
+// checkPlacement checks every recompute entry against the remat model's
+// first-run profile.
+func checkPlacement(p *plan, prof *ort.Profile) []placementReport {
+	m := matchEvents(p.g, prof)
+	nodes := map[string]*ir.Node{}
+	count := map[string]int{}
+	for _, n := range p.g.Nodes {
+		if n.Name != "" {
+			count[n.Name]++
+			if _, dup := nodes[n.Name]; !dup {
+				nodes[n.Name] = n
+			}
+		}
+	}
+	out := []placementReport{}
+	for _, e := range p.md.Recompute {
+		pr := placementReport{Node: e.Node, Original: e.Original, After: e.After, Before: e.Before,
+			Position: -1, AfterPosition: -1, BeforePosition: -1}
+		var problems []string
+		for _, name := range []string{e.Node, e.Original, e.After, e.Before} {
+			if count[name] > 1 {
+				problems = append(problems, fmt.Sprintf("the remat model has %d nodes named %q; the names the metadata uses must be unique", count[name], name))
+			}
+		}
+		n := nodes[e.Node]
+		if e.Node == "" || n == nil {
+			problems = append(problems, fmt.Sprintf("the metadata names node %q, which the remat model does not have", e.Node))
+		} else {
+			for _, t := range e.Outputs {
+				if !slices.ContainsFunc(n.Outputs, func(v *ir.Value) bool { return v != nil && v.Name == t }) {
+					problems = append(problems, fmt.Sprintf("the metadata lists output %q, which the node does not produce", t))
+				}
+			}
+		}
+		var loc location
+		present := false
+		if n != nil {
+			if loc, present = m.locate(n); present {
+				pr.Event, pr.Position, pr.Match = loc.event(m), loc.first, loc.how
+			} else {
+				problems = append(problems, "missing from ORT's profile: an optimizer (CSE) merged it away or removed it")
+			}
+		}
+		// The original must still run, at another event: CSE may keep
+		// either copy.
+		if e.Original != "" {
+			if on := nodes[e.Original]; on == nil {
+				problems = append(problems, fmt.Sprintf("the metadata names original %q, which the remat model does not have", e.Original))
+			} else if ol, ok := m.locate(on); !ok {
+				if present {
+					problems = append(problems, fmt.Sprintf("its original %q no longer runs: ORT merged the two copies (CSE)", e.Original))
+				}
+			} else {
+				pr.OriginalEvent = ol.event(m)
+				if present && ol.first == loc.first {
+					problems = append(problems, fmt.Sprintf("it runs as the same kernel %q as its original %q: ORT merged the two copies", pr.OriginalEvent, e.Original))
+				}
+			}
+		}
+		side := func(name string) (location, bool) {
+			if name == "" {
+				return location{}, false
+			}
+			sn := nodes[name]
+			if sn == nil {
+				problems = append(problems, fmt.Sprintf("the metadata names node %q, which the remat model does not have", name))
+				return location{}, false
+			}
+			return m.locate(sn)
+		}
+		// The recompute must start after the "after" node's last kernel
+		// and end before the "before" node's first one; sharing a fused
+		// kernel with either is fine.
+		if al, ok := side(e.After); ok {
+			pr.AfterEvent, pr.AfterPosition = m.events[al.last].Name, al.last
+			if present && loc.first < al.last {
+				problems = append(problems, fmt.Sprintf("ran at position %d (%q), before its \"after\" node %q at position %d (%q): ORT hoisted the recomputation", loc.first, pr.Event, e.After, al.last, pr.AfterEvent))
+			}
+		} else if e.After != "" && nodes[e.After] != nil {
+			pr.AfterEvent = notRun
+		}
+		if bl, ok := side(e.Before); ok {
+			pr.BeforeEvent, pr.BeforePosition = m.events[bl.first].Name, bl.first
+			if present && loc.last > bl.first {
+				problems = append(problems, fmt.Sprintf("ran at position %d (%q), after its \"before\" node %q at position %d (%q)", loc.last, m.events[loc.last].Name, e.Before, bl.first, pr.BeforeEvent))
+			}
+		} else if e.Before != "" && nodes[e.Before] != nil {
+			pr.BeforeEvent = notRun
+		}
+		pr.OK = len(problems) == 0
+		pr.Problem = strings.Join(problems, "; ")
+		out = append(out, pr)
+	}
+	return out
+}
+
+// printVerify writes the text report.
+func printVerify(io *Streams, r *verifyReport) error {
+	out := io.Out
+	fmt.Fprintf(out, "original: %s\nremat:    %s\n", r.Original, r.Remat)
+	fmt.Fprintf(out, "ONNX Runtime %s, CPU, arena on, memory pattern off, profiling on, 1 thread, sequential; 1 warm-up + %d timed run(s) per model and level; inputs seeded with %d\n", r.ORTVersion, r.Runs, r.Seed)
+	if md := r.Metadata; md != nil {
+		fmt.Fprintf(out, "plan: solver %q, budget %s, %d recompute node(s)\n", md.Solver, formatBytes(md.BudgetBytes), len(md.Recompute))
+	} else if r.PlacementNote != "" {
+		fmt.Fprintf(out, "%s\n", r.PlacementNote)
+	}
+	for _, lr := range r.Levels {
+		fmt.Fprintf(out, "\nlevel %s:\n", lr.Level)
+		w := tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
+		fmt.Fprintf(w, "  output\ttype\tresult\n")
+		for _, o := range lr.Outputs {
+			res := "bitwise identical"
+			if !o.Equal {
+				res = "DIFFERS: " + describeDiff(o)
+			}
+			fmt.Fprintf(w, "  %s\t%s%s\t%s\n", o.Name, o.DType, fmtShape(o.Shape), res)
+		}
+		w.Flush()
+		fmt.Fprintf(w, "\n  \toriginal\tremat\tchange\n")
+		fmt.Fprintf(w, "  activation peak\t%s\t%s\t%s (%s%%)\n", formatBytes(lr.Orig.PeakBytes), formatBytes(lr.Rematted.PeakBytes), signedBytes(-lr.ReductionBytes), signed(-lr.ReductionPercent))
+		fmt.Fprintf(w, "  arena baseline\t%s\t%s\t\n", formatBytes(lr.Orig.BaselineBytes), formatBytes(lr.Rematted.BaselineBytes))
+		fmt.Fprintf(w, "  median run time\t%.3f ms\t%.3f ms\t%s%%\n", lr.Orig.MedianRunTimeMS, lr.Rematted.MedianRunTimeMS, signed(lr.RunTimeChangePercent))
+		fmt.Fprintf(w, "  kernels run\t%d\t%d\t\n", lr.Orig.Kernels, lr.Rematted.Kernels)
+		w.Flush()
+		if lr.PredictedReductionBytes != nil {
+			fmt.Fprintf(out, "  predicted reduction: %s (%.2f%%); measured %s (%.2f%%)", formatBytes(*lr.PredictedReductionBytes), *lr.PredictedReductionPercent, formatBytes(lr.ReductionBytes), lr.ReductionPercent)
+			if lr.MeasuredOverPredictedPercent != nil {
+				verdict := "meets"
+				if !*lr.MeetsAcceptanceBar {
+					verdict = "BELOW"
+				}
+				fmt.Fprintf(out, "; measured/predicted drop %.1f%% (%s the %.0f%% bar)", *lr.MeasuredOverPredictedPercent, verdict, 100*acceptanceBar)
+			}
+			fmt.Fprintln(out)
+		}
+		if len(lr.Recompute) > 0 {
+			fmt.Fprintf(out, "\n")
+			fmt.Fprintf(w, "  recompute node\tran as (position)\tafter (position)\tbefore (position)\tresult\n")
+			for _, pr := range lr.Recompute {
+				res := "ok"
+				if !pr.OK {
+					res = "FAIL: " + pr.Problem
+				}
+				fmt.Fprintf(w, "  %s\t%s\t%s\t%s\t%s\n", pr.Node, eventPos(pr.Event, pr.Position), sidePos(pr.After, pr.AfterEvent, pr.AfterPosition), sidePos(pr.Before, pr.BeforeEvent, pr.BeforePosition), res)
+			}
+			w.Flush()
+		}
+		if lr.OK {
+			fmt.Fprintf(out, "  level %s: ok\n", lr.Level)
+		} else {
+			fmt.Fprintf(out, "  level %s: FAILED (%d problem(s))\n", lr.Level, len(lr.Failures))
+		}
+	}
+	if r.OK {
+		fmt.Fprintf(out, "\nverify: ok\n")
+	} else {
+		fmt.Fprintf(out, "\nverify: FAILED\n")
+	}
+	return nil
+}
+
+func eventPos(event string, pos int) string {
+	if pos < 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%s (%d)", event, pos)
+}
+
+func sidePos(name, event string, pos int) string {
+	if name == "" {
+		return "-"
+	}
+	if pos < 0 {
+		return name + " " + notRun
+	}
+	if event == name {
+		return fmt.Sprintf("%s (%d)", name, pos)
+	}
+	return fmt.Sprintf("%s as %s (%d)", name, event, pos)
+}
+
+func signed(x float64) string {
+	if x == 0 {
+		return "0.00"
+	}
+	if x > 0 {
+		return fmt.Sprintf("+%.2f", x)
+	}
+	return fmt.Sprintf("%.2f", x)
+}
+
+func signedBytes(n int64) string {
+	if n == 0 {
+		return "0 B"
+	}
+	if n < 0 {
+		return "-" + formatBytes(-n)
+	}
+	return "+" + formatBytes(n)
+}
