@@ -1,0 +1,272 @@
+package remat
+
+import (
+	"fmt"
+	"math"
+	"slices"
+
+	"github.com/remat-compile/remat/ir"
+	"github.com/remat-compile/remat/passes/memory"
+)
+
+// LowerOptions configure Lower. The zero value is the usual setting:
+// inputs and parameters not counted, Constant nodes treated as parameters.
+type LowerOptions struct {
+	// CountInputs and CountParams add the bytes of graph inputs and of
+	// parameters (initializers, and Constant outputs unless ConstantNodes)
+	// to ConstBytes, the constant overhead of Checkmate eq. (2).
+	CountInputs, CountParams bool
+	// ConstantNodes lowers Constant nodes as ordinary problem nodes. By
+	// default they are parameters, not problem nodes: ONNX Runtime turns
+	// Constant nodes into initializers when it loads a model, so they never
+	// run, their values are resident throughout, and recomputing one could
+	// save nothing (memory.Options.ConstantsAsParams).
+	ConstantNodes bool
+}
+
+// Memory returns the memory.Options under which passes/memory.Simulate
+// computes, on the IR graph, the same bytes as Check on the lowered
+// problem (with Mapping.Sequence as the sequence).
+func (o LowerOptions) Memory() memory.Options {
+	return memory.Options{CountInputs: o.CountInputs, CountParams: o.CountParams, ConstantsAsParams: !o.ConstantNodes}
+}
+
+// Mapping relates the nodes of a lowered problem to the IR nodes they came
+// from.
+type Mapping struct {
+	Graph *ir.Graph
+	// Nodes[i] is the IR node of problem node i.
+	Nodes []*ir.Node
+	// Outputs[i] lists the present outputs of Nodes[i], in output order:
+	// Outputs[i][k] is part k of problem node i.
+	Outputs [][]*ir.Value
+	index   []int32 // IR node ID → problem node, −1 when not lowered
+}
+
+// Index returns the problem node of an IR node, or −1 when it has none (a
+// node of another graph, or a Constant lowered as a parameter).
+func (m *Mapping) Index(n *ir.Node) int {
+	if n == nil || n.Graph != m.Graph || int(n.ID) >= len(m.index) {
+		return -1
+	}
+	return int(m.index[n.ID])
+}
+
+// Sequence returns the IR nodes that plan computes, in order, repeats
+// included: the order the exporter writes and memory.Simulate runs. It
+// leaves out Constant nodes lowered as parameters, which do not run.
+func (m *Mapping) Sequence(plan *Plan) []*ir.Node {
+	seq := plan.Sequence()
+	out := make([]*ir.Node, len(seq))
+	for k, i := range seq {
+		out[k] = m.Nodes[i]
+	}
+	return out
+}
+
+// Lower builds the rematerialization problem of g (the root graph or a
+// subgraph) in its node order, with one problem node per IR node that
+// runs. cost gives each node's compute time in seconds (the profile's
+// cost model). The budget is NoBudget; the caller sets it.
+//
+//   - Bytes is the sum of the node's present outputs; a node with two or
+//     more present outputs also gets Parts, and its readers Reads, so that
+//     the memory model frees each output after its own last reader (see
+//     the package doc).
+//   - Dependencies are the producers, in g, of the node's inputs and of
+//     the outer-scope values its subgraphs capture; graph inputs,
+//     parameters, Constant outputs (unless ConstantNodes) and values of
+//     enclosing graphs are available throughout and are not dependencies.
+//   - Recomputable is ir.Node.Recomputable: false for random and stateful
+//     ops, control flow containing them, and ops the op table does not
+//     know.
+//   - Outputs are the nodes that produce graph outputs.
+//
+// A value whose size is unknown makes Lower fail with a *memory.SizeError
+// that lists them all.
+func Lower(g *ir.Graph, cost func(*ir.Node) float64, opts LowerOptions) (*Problem, *Mapping, error) {
+	if cost == nil {
+		return nil, nil, fmt.Errorf("remat: Lower: no cost function")
+	}
+	m := &Mapping{Graph: g, index: make([]int32, g.NumNodes())}
+	for i := range m.index {
+		m.index[i] = -1
+	}
+	isParamConst := func(n *ir.Node) bool {
+		return !opts.ConstantNodes && n.Op == "Constant" && (n.Domain == "" || n.Domain == "ai.onnx")
+	}
+	for _, n := range g.Nodes {
+		if isParamConst(n) {
+			continue
+		}
+		m.index[n.ID] = int32(len(m.Nodes))
+		m.Nodes = append(m.Nodes, n)
+	}
+	N := len(m.Nodes)
+	p := &Problem{
+		Deps:         make([][]int32, N),
+		Seconds:      make([]float64, N),
+		Bytes:        make([]int64, N),
+		Recomputable: make([]bool, N),
+		Names:        make([]string, N),
+		BudgetBytes:  NoBudget,
+	}
+	m.Outputs = make([][]*ir.Value, N)
+
+	var unknown []*ir.Value
+	seen := make([]bool, g.NumValues())
+	size := func(v *ir.Value) int64 {
+		b, ok := v.Type.Bytes()
+		if !ok {
+			if !seen[v.ID] {
+				seen[v.ID] = true
+				unknown = append(unknown, v)
+			}
+			return 0
+		}
+		return b
+	}
+	// part[v.ID] is the part index of a value produced by a problem node.
+	part := make([]int32, g.NumValues())
+	multi := false
+	for i, n := range m.Nodes {
+		var parts []int64
+		for _, o := range n.Outputs {
+			if o == nil {
+				continue
+			}
+			part[o.ID] = int32(len(parts))
+			b := size(o)
+			parts = append(parts, b)
+			m.Outputs[i] = append(m.Outputs[i], o)
+			p.Bytes[i] += b
+		}
+		if len(parts) >= 2 {
+			if p.Parts == nil {
+				p.Parts = make([][]int64, N)
+			}
+			p.Parts[i] = parts
+			multi = true
+		}
+		c := cost(n)
+		if math.IsNaN(c) || math.IsInf(c, 0) || c < 0 {
+			return nil, nil, fmt.Errorf("remat: Lower: the cost model gives node %q (%s) a cost of %v seconds", n.String(), n.OpName(), c)
+		}
+		p.Seconds[i] = c
+		p.Recomputable[i] = n.Recomputable()
+		p.Names[i] = n.String()
+	}
+	// producer returns the problem node and part of v, or ok = false when
+	// v is available without running anything in g.
+	producer := func(v *ir.Value) (Part, bool) {
+		if v == nil || v.Def == nil || v.Def.Graph != g {
+			return Part{}, false
+		}
+		i := m.index[v.Def.ID]
+		if i < 0 {
+			return Part{}, false
+		}
+		return Part{i, part[v.ID]}, true
+	}
+	reads := make([][]Part, N)
+	for i, n := range m.Nodes {
+		var rs []Part
+		for _, v := range n.AllInputs() {
+			if r, ok := producer(v); ok {
+				if int(r.Node) >= i {
+					return nil, nil, fmt.Errorf("remat: Lower: node %q reads %q, which node %q produces later: the graph's node order is not topological", n.String(), v.String(), v.Def.String())
+				}
+				rs = append(rs, r)
+			}
+		}
+		rs = sortParts(rs)
+		for k, r := range rs {
+			if k == 0 || rs[k-1].Node != r.Node {
+				p.Deps[i] = append(p.Deps[i], r.Node)
+			}
+		}
+		reads[i] = rs
+	}
+	var outParts []Part
+	for _, v := range g.Outputs {
+		if r, ok := producer(v); ok {
+			outParts = append(outParts, r)
+		}
+	}
+	outParts = sortParts(outParts)
+	for k, r := range outParts {
+		if k == 0 || outParts[k-1].Node != r.Node {
+			p.Outputs = append(p.Outputs, r.Node)
+		}
+	}
+	if multi {
+		// Record which parts each node reads and which parts are outputs;
+		// only the lists that involve a multi-part node differ from the
+		// default (every part).
+		p.Reads = make([][]Part, N)
+		for i, rs := range reads {
+			for _, r := range rs {
+				if p.NumParts(int(r.Node)) > 1 {
+					p.Reads[i] = rs
+					if p.Reads[i] == nil {
+						p.Reads[i] = []Part{}
+					}
+					break
+				}
+			}
+		}
+		for _, o := range p.Outputs {
+			if p.NumParts(int(o)) > 1 {
+				p.OutputParts = outParts
+				break
+			}
+		}
+	}
+
+	var cb int64
+	countConst := func(v *ir.Value) {
+		if v != nil && !seen[v.ID] {
+			b := size(v)
+			seen[v.ID] = true
+			cb += b
+		}
+	}
+	if opts.CountInputs {
+		for _, v := range g.Inputs {
+			countConst(v)
+		}
+	}
+	if opts.CountParams {
+		for _, v := range g.Params {
+			countConst(v)
+		}
+		if !opts.ConstantNodes {
+			for _, n := range g.Nodes {
+				if isParamConst(n) {
+					for _, o := range n.Outputs {
+						countConst(o)
+					}
+				}
+			}
+		}
+	}
+	if len(unknown) > 0 {
+		return nil, nil, &memory.SizeError{Values: unknown}
+	}
+	p.ConstBytes = cb
+	if err := p.Validate(); err != nil {
+		return nil, nil, fmt.Errorf("remat: Lower: internal error: %w", err)
+	}
+	return p, m, nil
+}
+
+// sortParts sorts a part list and removes repeats.
+func sortParts(rs []Part) []Part {
+	slices.SortFunc(rs, func(a, b Part) int {
+		if a.Node != b.Node {
+			return int(a.Node - b.Node)
+		}
+		return int(a.Index - b.Index)
+	})
+	return slices.Compact(rs)
+}

@@ -1,0 +1,76 @@
+package remat
+
+import (
+	"github.com/remat-compile/remat/ir"
+	"github.com/remat-compile/remat/passes/memory"
+)
+
+// The memory of a plan is computed by passes/memory itself, so that there
+// is one definition of memory in the project. A Problem has no IR, so
+// shadow builds a stand-in graph with the same dataflow and sizes: one node
+// per problem node, one output per part, a u8 tensor of exactly the part's
+// bytes; inputs are the parts the node reads; graph outputs are the output
+// parts. Its ops are of a domain the op table does not know, which the
+// zero memory.Options never consult (no views, no in-place reuse, no
+// workspace): the model is pure liveness, Checkmate's eq. (2)–(3) with
+// the frees of Algorithm 1 hoisted to the last use.
+type shadow struct {
+	g     *ir.Graph
+	nodes []*ir.Node
+	// part maps a shadow value ID to the part it stands for.
+	part []Part
+}
+
+const shadowDomain = "remat.shadow"
+
+func newShadow(p *Problem) *shadow {
+	n := p.N()
+	s := &shadow{g: ir.NewGraph("remat-problem"), nodes: make([]*ir.Node, n)}
+	s.g.Opsets = []ir.Opset{{Domain: shadowDomain, Version: 1}}
+	for i := range n {
+		var ins []*ir.Value
+		p.ReadParts(i, func(r Part) {
+			ins = append(ins, s.nodes[r.Node].Outputs[r.Index])
+		})
+		np := p.NumParts(i)
+		names := make([]string, np)
+		for k := range names {
+			names[k] = "v"
+		}
+		nd := s.g.NewNode("Node", shadowDomain, ins, names)
+		nd.Name = p.Name(i)
+		for k, o := range nd.Outputs {
+			o.Type = ir.TensorOf(ir.Uint8, p.PartBytes(i, k))
+			for int(o.ID) >= len(s.part) {
+				s.part = append(s.part, Part{-1, -1})
+			}
+			s.part[o.ID] = Part{int32(i), int32(k)}
+		}
+		s.nodes[i] = nd
+	}
+	for _, r := range p.OutputPartList() {
+		s.g.AddOutput(s.nodes[r.Node].Outputs[r.Index])
+	}
+	return s
+}
+
+// simulate runs the memory model over a compute sequence of p. Its
+// PeakBytes, During and After include p.ConstBytes.
+func simulate(p *Problem, seq []int32) (*memory.Result, *shadow, error) {
+	s := newShadow(p)
+	nodes := make([]*ir.Node, len(seq))
+	for k, i := range seq {
+		nodes[k] = s.nodes[i]
+	}
+	res, err := memory.Simulate(s.g, nodes, memory.Options{})
+	if err != nil {
+		return nil, nil, err
+	}
+	res.PeakBytes += p.ConstBytes
+	res.ConstBytes += p.ConstBytes
+	for k := range res.During {
+		res.During[k] += p.ConstBytes
+		res.After[k] += p.ConstBytes
+	}
+	return res, s, nil
+}

@@ -1,0 +1,279 @@
+package remat
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+	"strconv"
+)
+
+// NoBudget is the BudgetBytes of a problem without a memory limit.
+const NoBudget = math.MaxInt64
+
+// Problem is the fixed-order rematerialization problem of Checkmate
+// (Jain et al. 2020) §4.1: N nodes v_0 … v_{N−1} in a topological order
+// (a node depends only on nodes before it), each yielding a value of
+// Bytes[i] bytes (M_i) at a cost of Seconds[i] (C_i), to be evaluated
+// under a memory budget at the least total cost (objective 1a). The
+// schedule space is that of the frontier-advancing stages of §4.6.
+//
+// Every slice indexed by node has length N (Names may be nil). A Problem
+// is read-only to solvers.
+type Problem struct {
+	// Deps[i] lists the nodes whose values node i reads (DEPS[i] of
+	// eq. 4), sorted, without repeats, each less than i.
+	Deps [][]int32
+	// Seconds[i] is the cost C_i of computing node i once, in seconds,
+	// from the cost model. Finite and non-negative.
+	Seconds []float64
+	// Bytes[i] is M_i, the bytes of node i's output: for a node with
+	// several outputs, the sum of the present ones (see Parts).
+	Bytes []int64
+	// Recomputable[i] is false for nodes that must run exactly once:
+	// random and stateful ops, control flow containing such ops, and ops
+	// the op table does not know (ir.Node.Recomputable).
+	Recomputable []bool
+	// Outputs lists, sorted and without repeats, the nodes whose values
+	// are graph outputs: they must be resident at the end of the last
+	// stage.
+	Outputs []int32
+	// ConstBytes is the constant overhead of eq. (2) (M_input + M_param
+	// when counted): added to the memory of every step.
+	ConstBytes int64
+	// BudgetBytes is M_budget, the bound on the memory of every step,
+	// ConstBytes included. NoBudget means none.
+	BudgetBytes int64
+	// Names[i] names node i in reports and errors; nil or "" gives "#i".
+	Names []string
+
+	// The optional multi-output refinement (see the package doc). When
+	// Parts is nil every node has one output of Bytes[i] bytes.
+	//
+	// Parts[i], when it has two or more entries, lists the bytes of node
+	// i's present outputs in output order; they sum to Bytes[i]. A nil or
+	// one-entry Parts[i] is a single part of Bytes[i] bytes.
+	Parts [][]int64
+	// Reads[i], when not nil, lists (sorted by node, then index, without
+	// repeats) the parts of its dependencies that node i reads; the nodes
+	// it names are exactly Deps[i]. When Reads or Reads[i] is nil node i
+	// reads every part of every dependency.
+	Reads [][]Part
+	// OutputParts, when not nil, lists (sorted, without repeats) the parts
+	// that are graph outputs; the nodes it names are exactly Outputs. When
+	// nil every part of every Outputs node is a graph output.
+	OutputParts []Part
+}
+
+// Part is one output of a node: Index counts the node's present outputs.
+type Part struct {
+	Node, Index int32
+}
+
+// N is the number of nodes.
+func (p *Problem) N() int { return len(p.Deps) }
+
+// Name returns node i's name for messages: Names[i], or "#i".
+func (p *Problem) Name(i int) string {
+	if i >= 0 && i < len(p.Names) && p.Names[i] != "" {
+		return p.Names[i]
+	}
+	return "#" + strconv.Itoa(i)
+}
+
+// NumParts is the number of outputs node i has in the memory model: 1
+// unless Parts refines it.
+func (p *Problem) NumParts(i int) int {
+	if i < len(p.Parts) && len(p.Parts[i]) >= 2 {
+		return len(p.Parts[i])
+	}
+	return 1
+}
+
+// PartBytes is the size of part k of node i.
+func (p *Problem) PartBytes(i, k int) int64 {
+	if i < len(p.Parts) && len(p.Parts[i]) >= 2 {
+		return p.Parts[i][k]
+	}
+	return p.Bytes[i]
+}
+
+// ReadParts calls fn for every part that node i reads, in order.
+func (p *Problem) ReadParts(i int, fn func(Part)) {
+	if i < len(p.Reads) && p.Reads[i] != nil {
+		for _, r := range p.Reads[i] {
+			fn(r)
+		}
+		return
+	}
+	for _, d := range p.Deps[i] {
+		for k := range p.NumParts(int(d)) {
+			fn(Part{d, int32(k)})
+		}
+	}
+}
+
+// OutputPartList returns the parts that are graph outputs, sorted.
+func (p *Problem) OutputPartList() []Part {
+	if p.OutputParts != nil {
+		return p.OutputParts
+	}
+	var out []Part
+	for _, o := range p.Outputs {
+		for k := range p.NumParts(int(o)) {
+			out = append(out, Part{o, int32(k)})
+		}
+	}
+	return out
+}
+
+// Refined reports whether the problem uses the multi-output refinement.
+func (p *Problem) Refined() bool {
+	return p.Parts != nil || p.Reads != nil || p.OutputParts != nil
+}
+
+// Coarse returns a copy of p without the multi-output refinement: every
+// node one allocation of Bytes[i] that lives until the last read of any of
+// its outputs. It is what a solver that ignores Parts optimises.
+func (p *Problem) Coarse() *Problem {
+	q := *p
+	q.Parts, q.Reads, q.OutputParts = nil, nil, nil
+	return &q
+}
+
+// LowerBoundSeconds is the sum of all compute costs: every plan computes
+// every node at least once (8a), so no plan costs less.
+func (p *Problem) LowerBoundSeconds() float64 {
+	s := 0.0
+	for _, c := range p.Seconds {
+		s += c
+	}
+	return s
+}
+
+// Validate checks the problem's invariants and returns every violation
+// found (up to 20), joined.
+func (p *Problem) Validate() error {
+	var errs []error
+	add := func(format string, args ...any) {
+		if len(errs) < 20 {
+			errs = append(errs, fmt.Errorf("remat: problem: "+format, args...))
+		}
+	}
+	n := len(p.Deps)
+	if len(p.Seconds) != n || len(p.Bytes) != n || len(p.Recomputable) != n {
+		add("Deps, Seconds, Bytes and Recomputable have lengths %d, %d, %d and %d; want all equal",
+			n, len(p.Seconds), len(p.Bytes), len(p.Recomputable))
+		return errors.Join(errs...)
+	}
+	if p.Names != nil && len(p.Names) != n {
+		add("Names has %d entries for %d nodes", len(p.Names), n)
+	}
+	if n > math.MaxInt32 {
+		add("%d nodes is more than the int32 node numbers hold", n)
+		return errors.Join(errs...)
+	}
+	if p.ConstBytes < 0 {
+		add("ConstBytes %d is negative", p.ConstBytes)
+	}
+	if p.BudgetBytes < 0 {
+		add("BudgetBytes %d is negative", p.BudgetBytes)
+	}
+	total := max(p.ConstBytes, 0)
+	for i := range n {
+		for k, d := range p.Deps[i] {
+			switch {
+			case d < 0 || int(d) >= i:
+				add("node %s (%d) depends on node %d, which is not before it in the order", p.Name(i), i, d)
+			case k > 0 && d <= p.Deps[i][k-1]:
+				add("Deps[%d] is not sorted without repeats: %v", i, p.Deps[i])
+			}
+		}
+		if c := p.Seconds[i]; math.IsNaN(c) || math.IsInf(c, 0) || c < 0 {
+			add("node %s (%d) costs %v seconds; want a finite, non-negative cost", p.Name(i), i, c)
+		}
+		if b := p.Bytes[i]; b < 0 {
+			add("node %s (%d) has %d bytes", p.Name(i), i, b)
+		} else if total > math.MaxInt64-b {
+			add("the bytes of all nodes overflow int64")
+		} else {
+			total += b
+		}
+	}
+	for k, o := range p.Outputs {
+		switch {
+		case o < 0 || int(o) >= n:
+			add("output %d is not a node", o)
+		case k > 0 && o <= p.Outputs[k-1]:
+			add("Outputs is not sorted without repeats: %v", p.Outputs)
+		}
+	}
+	if len(errs) > 0 {
+		return errors.Join(errs...)
+	}
+	p.validateParts(add)
+	return errors.Join(errs...)
+}
+
+func (p *Problem) validateParts(add func(string, ...any)) {
+	n := len(p.Deps)
+	if p.Parts != nil {
+		if len(p.Parts) != n {
+			add("Parts has %d entries for %d nodes", len(p.Parts), n)
+			return
+		}
+		for i, ps := range p.Parts {
+			if len(ps) < 2 {
+				continue
+			}
+			var sum int64
+			for _, b := range ps {
+				if b < 0 {
+					add("node %s (%d) has a part of %d bytes", p.Name(i), i, b)
+				}
+				sum += b
+			}
+			if sum != p.Bytes[i] {
+				add("the parts of node %s (%d) sum to %d bytes, not Bytes %d", p.Name(i), i, sum, p.Bytes[i])
+			}
+		}
+	}
+	validPart := func(r Part) bool {
+		return r.Node >= 0 && int(r.Node) < n && r.Index >= 0 && int(r.Index) < p.NumParts(int(r.Node))
+	}
+	less := func(a, b Part) bool { return a.Node < b.Node || a.Node == b.Node && a.Index < b.Index }
+	// nodesOf checks that a sorted part list names exactly the nodes want.
+	nodesOf := func(what string, list []Part, want []int32) {
+		var nodes []int32
+		for k, r := range list {
+			if !validPart(r) {
+				add("%s names part %d of node %d, which does not exist", what, r.Index, r.Node)
+				return
+			}
+			if k > 0 && !less(list[k-1], r) {
+				add("%s is not sorted without repeats", what)
+				return
+			}
+			if len(nodes) == 0 || nodes[len(nodes)-1] != r.Node {
+				nodes = append(nodes, r.Node)
+			}
+		}
+		if !slices.Equal(nodes, want) && !(len(nodes) == 0 && len(want) == 0) {
+			add("%s names nodes %v; want exactly %v", what, nodes, want)
+		}
+	}
+	if p.Reads != nil {
+		if len(p.Reads) != n {
+			add("Reads has %d entries for %d nodes", len(p.Reads), n)
+			return
+		}
+		for i, rs := range p.Reads {
+			if rs != nil {
+				nodesOf(fmt.Sprintf("Reads[%d]", i), rs, p.Deps[i])
+			}
+		}
+	}
+	if p.OutputParts != nil {
+		nodesOf("OutputParts", p.OutputParts, p.Outputs)
+	}
+}
