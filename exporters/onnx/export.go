@@ -17,6 +17,7 @@ import (
 
 	"github.com/remat-compile/remat/internal/onnxpb"
 	"github.com/remat-compile/remat/ir"
+	"github.com/remat-compile/remat/passes/remat"
 	"google.golang.org/protobuf/proto"
 )
 
@@ -43,6 +44,12 @@ type Options struct {
 	// Producer is written as producer_name for graphs that were not
 	// imported from ONNX; "" means "remat-compile".
 	Producer string
+	// Remat, when set, is what remat.Rewrite did to the graph: the export
+	// adds the fake dependencies that make ONNX Runtime run each recompute
+	// chain where the plan put it and writes the plan, with RematInfo's
+	// numbers, as the "remat-compile.recompute" metadata (see remat.go).
+	Remat     *remat.RewriteResult
+	RematInfo RematInfo
 }
 
 // Export serializes g, a root graph, as an ONNX model. Tensors that came
@@ -144,6 +151,11 @@ func (ex *exporter) model(g *ir.Graph) (*onnxpb.ModelProto, error) {
 	mp.Graph, err = ex.graph(g)
 	if err != nil {
 		return nil, err
+	}
+	if ex.opts.Remat != nil {
+		if err := ex.remat(g, mp); err != nil {
+			return nil, err
+		}
 	}
 	return mp, nil
 }

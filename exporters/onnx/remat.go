@@ -1,0 +1,615 @@
+package onnx
+
+import (
+	"encoding/binary"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/remat-compile/remat/internal/onnxpb"
+	"github.com/remat-compile/remat/ir"
+	"google.golang.org/protobuf/proto"
+)
+
+// Writing a rematerialized graph (Options.Remat).
+//
+// remat.Rewrite turns a graph into the static graph of a plan: every
+// computation in plan order, recomputations as duplicated nodes. Written
+// as it is, ONNX Runtime would undo the plan (research note
+// ort-execution.md): it runs nodes in its own depth-first order, which
+// hoists a recompute chain to wherever its inputs are ready (Q1), and from
+// level "basic" up its CommonSubexpressionElimination merges a duplicate
+// that reads the same tensors as its original back into it (Q2). So the
+// exporter
+//
+//  1. writes the nodes in plan order (the rewritten graph's order);
+//  2. gives every chain whose duplicates read exactly the inputs of
+//     another node with the same op and attributes (what CSE merges) a
+//     zero-cost fake data dependency on L, the first output of the
+//     chain's "after" node, on each of the chain's entry nodes (those
+//     that read nothing the chain computes) that such a duplicate
+//     depends on;
+//  3. simulates ORT's order on the written node list (ortorder.go), and
+//     while it runs a duplicate before its chain's "after" node, gives
+//     the first such chain, in plan order, the dependency on the entries
+//     that duplicate depends on, and simulates again: the new nodes change
+//     the indices and so ORT's order. Each round forces at least one more
+//     entry, so the loop ends.
+//
+// The dependency (research note, Q4) is
+//
+//	Lf = Reshape(L, [-1])            # a view
+//	Le = Slice(Lf, [0], [0])         # empty, of L's type
+//	Li = Cast(Le, to=INT64)          # left out when L is int64
+//
+// shared by the chain, and per entry node E one of
+//
+//	depreshape: E reads Reshape(v, Concat(shape(v), Li)) instead of a data
+//	            input v: a zero-copy view of v with the same shape (the
+//	            shape is a constant when v's is static, else Shape(v));
+//	depbias:    a Conv or ConvTranspose E reads Concat(B, Le) as its bias
+//	            B (Le cast to B's type when L's differs);
+//	depshape:   a Reshape E reads Concat(shape, Li) as its shape.
+//
+// depreshape is preferred: it is bitwise safe under ORT's NCHWc layout
+// transformer, which depbias is not. Two Reshapes are never chained (a
+// dynamic Reshape next to a static one breaks ORT's Reshape fusion at
+// session creation): depreshape is used only on an input that no Reshape,
+// Flatten, Squeeze or Unsqueeze produces and only when E is none of those
+// ops; otherwise depbias, then depshape (when nothing reshape-like reads
+// E), then depreshape on a parameter input (an initializer has no
+// producer). An entry none of these fits is an error.
+//
+// The dependency keeps the chain after L at every optimization level,
+// since it is data, and the chain's readers keep it before them; it also
+// makes the chain's inputs differ from the original's, which defeats CSE.
+// Chains that the simulation already places right and that CSE cannot
+// merge (their entries read other recomputations' outputs) get none. The
+// helper nodes are named after the chain's first node or the entry node,
+// "<node>_dep_*", and are not listed in the metadata.
+
+// RematMetadataKey is the ModelProto.metadata_props key under which a
+// rematerialized model carries its plan (the contract with remat-compile
+// verify).
+const RematMetadataKey = "remat-compile.recompute"
+
+// RematInfo holds the plan-level numbers of the metadata.
+type RematInfo struct {
+	// Solver names the solver that made the plan.
+	Solver string
+	// BudgetBytes is the memory budget the solver was given.
+	BudgetBytes int64
+	// PredictedPeakBytes is the plan's peak and OriginalPeakBytes the
+	// original graph's, under the memory model, in activation bytes
+	// (graph inputs and parameters excluded, graph outputs included); 0
+	// means unknown.
+	PredictedPeakBytes, OriginalPeakBytes int64
+}
+
+// rematMetadata is the JSON value of RematMetadataKey, version 1.
+type rematMetadata struct {
+	Version            int              `json:"version"`
+	Solver             string           `json:"solver"`
+	BudgetBytes        int64            `json:"budget_bytes"`
+	PredictedPeakBytes int64            `json:"predicted_peak_bytes"`
+	OriginalPeakBytes  int64            `json:"original_peak_bytes"`
+	Recompute          []recomputeEntry `json:"recompute"`
+}
+
+type recomputeEntry struct {
+	Node     string   `json:"node"`
+	Original string   `json:"original"`
+	Outputs  []string `json:"outputs"`
+	After    string   `json:"after"`
+	Before   string   `json:"before"`
+}
+
+// remat applies Options.Remat to mp, the model just built from g: the
+// order-forcing dependencies and the metadata.
+func (ex *exporter) remat(g *ir.Graph, mp *onnxpb.ModelProto) error {
+	rw := ex.opts.Remat
+	if rw.Graph != nil && rw.Graph != g {
+		return fmt.Errorf("onnx export: Options.Remat rewrote graph %q, not the graph exported (%q)", rw.Graph.Name, g.Name)
+	}
+	gp := mp.Graph
+	if len(gp.Node) != len(g.Nodes) {
+		return fmt.Errorf("onnx export: internal error: %d nodes written for %d", len(gp.Node), len(g.Nodes))
+	}
+	f := &forcer{ex: ex, g: g, gp: gp, protoOf: map[*ir.Node]*onnxpb.NodeProto{}, nodeNames: map[string]int{}, irVersion: mp.GetIrVersion()}
+	for i, n := range g.Nodes {
+		f.protoOf[n] = gp.Node[i]
+		if n.Name != "" {
+			f.nodeNames[n.Name]++
+		}
+	}
+	// Every node the metadata names must be a uniquely named node of g.
+	check := func(role string, n *ir.Node) error {
+		switch {
+		case n == nil:
+			return nil
+		case f.protoOf[n] == nil:
+			return fmt.Errorf("onnx export: Options.Remat: %s node %q is not a node of the exported graph's root", role, n.String())
+		case n.Name == "":
+			return fmt.Errorf("onnx export: Options.Remat: a %s node (%s) has no name; the metadata names nodes (remat.Rewrite names them)", role, n.OpName())
+		case f.nodeNames[n.Name] > 1:
+			return fmt.Errorf("onnx export: Options.Remat: %d nodes are named %q; the metadata needs unique names", f.nodeNames[n.Name], n.Name)
+		}
+		return nil
+	}
+	md := rematMetadata{
+		Version:            1,
+		Solver:             ex.opts.RematInfo.Solver,
+		BudgetBytes:        ex.opts.RematInfo.BudgetBytes,
+		PredictedPeakBytes: ex.opts.RematInfo.PredictedPeakBytes,
+		OriginalPeakBytes:  ex.opts.RematInfo.OriginalPeakBytes,
+		Recompute:          []recomputeEntry{},
+	}
+	for _, rc := range rw.Recomputes {
+		if rc.Node == nil || rc.Original == nil {
+			return fmt.Errorf("onnx export: Options.Remat: a recompute entry lacks its node or original")
+		}
+		for _, c := range []struct {
+			role string
+			n    *ir.Node
+		}{{"recompute", rc.Node}, {"original", rc.Original}, {"after", rc.After}, {"before", rc.Before}} {
+			if err := check(c.role, c.n); err != nil {
+				return err
+			}
+		}
+		e := recomputeEntry{Node: rc.Node.Name, Original: rc.Original.Name, Outputs: []string{}}
+		for _, o := range rc.Node.Outputs {
+			if o != nil {
+				e.Outputs = append(e.Outputs, ex.name(o))
+			}
+		}
+		if rc.After != nil {
+			e.After = rc.After.Name
+		}
+		if rc.Before != nil {
+			e.Before = rc.Before.Name
+		}
+		md.Recompute = append(md.Recompute, e)
+	}
+	for _, rcs := range rw.Chains() {
+		c := &chain{after: rcs[0].After, set: map[*ir.Node]bool{}, forced: map[*ir.Node]bool{}}
+		for _, rc := range rcs {
+			c.nodes = append(c.nodes, rc.Node)
+			c.set[rc.Node] = true
+		}
+		f.chains = append(f.chains, c)
+	}
+	if err := f.force(); err != nil {
+		return err
+	}
+	js, err := json.Marshal(md)
+	if err != nil {
+		return fmt.Errorf("onnx export: %w", err)
+	}
+	mp.MetadataProps = slices.DeleteFunc(mp.MetadataProps, func(p *onnxpb.StringStringEntryProto) bool {
+		return p.GetKey() == RematMetadataKey
+	})
+	mp.MetadataProps = append(mp.MetadataProps, &onnxpb.StringStringEntryProto{Key: proto.String(RematMetadataKey), Value: proto.String(string(js))})
+	return nil
+}
+
+// forcer adds the fake dependencies.
+type forcer struct {
+	ex        *exporter
+	g         *ir.Graph
+	gp        *onnxpb.GraphProto
+	protoOf   map[*ir.Node]*onnxpb.NodeProto
+	nodeNames map[string]int
+	irVersion int64
+	chains    []*chain
+	// keys counts the written nodes by cseKey.
+	keys map[string]int
+}
+
+// chain is one recompute chain: the duplicates one stage of the plan
+// runs, right after the node after.
+type chain struct {
+	after  *ir.Node
+	nodes  []*ir.Node
+	set    map[*ir.Node]bool
+	forced map[*ir.Node]bool // entries given a dependency
+	// Names of the shared dependency tensors, once written: le is the
+	// empty slice of L, li its int64 form.
+	le, li string
+	leType ir.DType
+	prefix string
+}
+
+// force adds the dependencies: first wherever CSE could merge a
+// duplicate (that does not depend on the order), then, one chain at a
+// time, wherever the simulated order runs a duplicate too early.
+func (f *forcer) force() error {
+	if len(f.chains) == 0 {
+		return nil
+	}
+	if v := f.g.Opset(""); v < 10 {
+		return fmt.Errorf("onnx export: Options.Remat: forcing ONNX Runtime's order needs Slice with inputs (default-domain opset 10 or later); the graph imports opset %d", v)
+	}
+	// CSE keys of the written nodes; addDependency keeps them current for
+	// the entries it rewires. Helper nodes read tensors of their own, so
+	// they cannot match anything and are not counted.
+	f.keys = map[string]int{}
+	for _, np := range f.gp.Node {
+		if !isConstantProto(np) {
+			f.keys[cseKey(np)]++
+		}
+	}
+	for _, c := range f.chains {
+		for _, n := range c.nodes {
+			np := f.protoOf[n]
+			if isConstantProto(np) || f.keys[cseKey(np)] < 2 {
+				continue
+			}
+			if c.after == nil {
+				return fmt.Errorf("onnx export: recompute node %q starts the graph: no node runs before it to depend on, and ORT's CSE could merge it", n.Name)
+			}
+			if err := f.addDependencies(c, c.entriesOf(n)); err != nil {
+				return err
+			}
+			if f.keys[cseKey(np)] > 1 {
+				return fmt.Errorf("onnx export: internal error: recompute node %q still reads the same inputs as another node after its chain got a dependency", n.Name)
+			}
+		}
+	}
+	for round := 0; ; round++ {
+		if round > len(f.protoOf) {
+			return fmt.Errorf("onnx export: internal error: forcing the recompute order does not converge")
+		}
+		c, entries, err := f.violation()
+		if err != nil || c == nil {
+			return err
+		}
+		if err := f.addDependencies(c, entries); err != nil {
+			return err
+		}
+	}
+}
+
+// addDependencies gives each entry of c that lacks one its dependency.
+func (f *forcer) addDependencies(c *chain, entries []*ir.Node) error {
+	for _, e := range entries {
+		if !c.forced[e] {
+			if err := f.addDependency(c, e); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// violation finds the first recompute node, in plan order, that ORT would
+// run before its chain's "after" node, and returns its chain and the entry
+// nodes to give a dependency; nil when there is none.
+func (f *forcer) violation() (*chain, []*ir.Node, error) {
+	order := ortOrder(f.gp.Node)
+	rank := make(map[*onnxpb.NodeProto]int, len(order))
+	for r, p := range order {
+		rank[f.gp.Node[p]] = r
+	}
+	for _, c := range f.chains {
+		if c.after == nil {
+			continue
+		}
+		ra, ok := rank[f.protoOf[c.after]]
+		if !ok {
+			continue // a Constant: ORT makes it an initializer
+		}
+		for _, n := range c.nodes {
+			if rn, ok := rank[f.protoOf[n]]; !ok || rn > ra {
+				continue
+			}
+			var todo []*ir.Node
+			for _, e := range c.entriesOf(n) {
+				if !c.forced[e] {
+					todo = append(todo, e)
+				}
+			}
+			if len(todo) == 0 {
+				return nil, nil, fmt.Errorf("onnx export: internal error: cannot force recompute node %q: every entry of its chain depends on %q, yet ORT would run it first", n.Name, c.after.Name)
+			}
+			return c, todo, nil
+		}
+	}
+	return nil, nil, nil
+}
+
+// entriesOf returns the chain's entry nodes that n depends on within the
+// chain (n itself when it reads nothing the chain computes), in chain
+// order.
+func (c *chain) entriesOf(n *ir.Node) []*ir.Node {
+	need := map[*ir.Node]bool{}
+	var walk func(*ir.Node)
+	walk = func(x *ir.Node) {
+		if need[x] {
+			return
+		}
+		need[x] = true
+		for _, v := range x.AllInputs() {
+			if v != nil && v.Def != nil && c.set[v.Def] {
+				walk(v.Def)
+			}
+		}
+	}
+	walk(n)
+	var out []*ir.Node
+	for _, x := range c.nodes {
+		if need[x] && c.isEntry(x) {
+			out = append(out, x)
+		}
+	}
+	return out
+}
+
+func (c *chain) isEntry(n *ir.Node) bool {
+	for _, v := range n.AllInputs() {
+		if v != nil && v.Def != nil && c.set[v.Def] {
+			return false
+		}
+	}
+	return true
+}
+
+// cseKey identifies what ORT's CSE compares: op, domain, attributes and
+// input tensors.
+func cseKey(np *onnxpb.NodeProto) string {
+	var b strings.Builder
+	b.WriteString(np.GetDomain())
+	b.WriteByte(0)
+	b.WriteString(np.GetOpType())
+	for _, in := range np.GetInput() {
+		b.WriteByte(0)
+		b.WriteString(in)
+	}
+	fmt.Fprintf(&b, "\x00%d", len(np.GetOutput()))
+	for _, a := range np.GetAttribute() {
+		ab, _ := proto.MarshalOptions{Deterministic: true}.Marshal(a)
+		b.WriteByte(0)
+		b.Write(ab)
+	}
+	return b.String()
+}
+
+// depKind is the form of a fake dependency on one entry node.
+type depKind uint8
+
+const (
+	depReshape depKind = iota + 1 // Reshape of input Input
+	depBias                       // Concat onto the Conv's bias
+	depShape                      // Concat onto the Reshape's shape
+)
+
+var reshapeLike = []string{"Reshape", "Flatten", "Squeeze", "Unsqueeze"}
+
+func isReshapeLike(n *ir.Node) bool {
+	return n != nil && normDomain(n.Domain) == "" && slices.Contains(reshapeLike, n.Op)
+}
+
+// paramLike reports whether v has no producing node in ORT: a graph input,
+// a parameter or a Constant's output.
+func paramLike(v *ir.Value) bool {
+	return v.Def == nil || isConstantNode(v.Def)
+}
+
+func isConstantNode(n *ir.Node) bool {
+	return n.Op == "Constant" && normDomain(n.Domain) == ""
+}
+
+// chooseDep picks the form of the dependency of entry node e (see the top
+// of the file) and the input it goes on.
+func chooseDep(e *ir.Node) (depKind, int, error) {
+	tensorIn := func(j int) bool {
+		v := e.Inputs[j]
+		return v != nil && v.Type.Kind == ir.KindTensor
+	}
+	if !isReshapeLike(e) {
+		for j, v := range e.Inputs {
+			if tensorIn(j) && !v.IsConst() && (v.Def == nil || !isConstantNode(v.Def) && !isReshapeLike(v.Def)) {
+				return depReshape, j, nil
+			}
+		}
+	}
+	if (e.Op == "Conv" || e.Op == "ConvTranspose") && normDomain(e.Domain) == "" && len(e.Inputs) > 2 && tensorIn(2) {
+		return depBias, 2, nil
+	}
+	if e.Op == "Reshape" && normDomain(e.Domain) == "" && len(e.Inputs) > 1 && tensorIn(1) {
+		ok := true
+		for _, o := range e.Outputs {
+			if o == nil {
+				continue
+			}
+			for _, u := range o.Uses {
+				if isReshapeLike(u.Node) {
+					ok = false
+				}
+			}
+		}
+		if ok {
+			return depShape, 1, nil
+		}
+	}
+	if !isReshapeLike(e) {
+		for j, v := range e.Inputs {
+			if tensorIn(j) && paramLike(v) {
+				return depReshape, j, nil
+			}
+		}
+	}
+	return 0, 0, fmt.Errorf("onnx export: cannot force recompute node %q (%s) into place: a fake dependency would put two Reshapes in a row (its inputs come from reshape-like ops or it is one), and it has no Conv bias or Reshape shape to carry one", e.Name, e.OpName())
+}
+
+// addDependency gives entry e of chain c its fake dependency on L.
+func (f *forcer) addDependency(c *chain, e *ir.Node) error {
+	kind, j, err := chooseDep(e)
+	if err != nil {
+		return err
+	}
+	if c.le == "" {
+		if err := f.addShared(c); err != nil {
+			return err
+		}
+	}
+	np := f.protoOf[e]
+	oldKey := cseKey(np)
+	base := e.Name + "_dep"
+	var nodes []*onnxpb.NodeProto
+	switch kind {
+	case depReshape:
+		v := e.Inputs[j]
+		var shape string
+		if dims, ok := v.Type.Dims(); ok {
+			shape = f.addInit(base+"_shape_const", dims)
+		} else {
+			shape = f.value(base + "_shapeof")
+			nodes = append(nodes, f.node("Shape", base+"_shapeof", []string{f.ex.name(v)}, shape, nil))
+			rank := ir.UnknownDim
+			if r := v.Type.Rank(); r >= 0 {
+				rank = ir.D(int64(r))
+			}
+			f.valueInfo(shape, ir.TensorType{DType: ir.Int64, Shape: []ir.Dim{rank}})
+		}
+		s := f.value(base + "_shape")
+		nodes = append(nodes, f.node("Concat", base+"_concat", []string{shape, f.int64Dep(c)}, s, []*onnxpb.AttributeProto{intAttr("axis", 0)}))
+		if r := v.Type.Rank(); r >= 0 {
+			f.valueInfo(s, ir.TensorOf(ir.Int64, int64(r)))
+		}
+		out := f.value(base + "_in" + strconv.Itoa(j))
+		nodes = append(nodes, f.node("Reshape", base+"_reshape", []string{f.ex.name(v), s}, out, nil))
+		f.valueInfo(out, v.Type)
+		np.Input[j] = out
+	case depBias:
+		b := e.Inputs[j]
+		le := c.le
+		if b.Type.DType != c.leType {
+			dt, ok := DataType(b.Type.DType)
+			if !ok {
+				return fmt.Errorf("onnx export: cannot force recompute node %q: its bias %q has element type %v", e.Name, f.ex.name(b), b.Type.DType)
+			}
+			le = f.value(base + "_empty")
+			nodes = append(nodes, f.node("Cast", base+"_cast", []string{c.le}, le, []*onnxpb.AttributeProto{intAttr("to", int64(dt))}))
+			f.valueInfo(le, ir.TensorOf(b.Type.DType, 0))
+		}
+		out := f.value(base + "_bias")
+		nodes = append(nodes, f.node("Concat", base+"_concat", []string{f.ex.name(b), le}, out, []*onnxpb.AttributeProto{intAttr("axis", 0)}))
+		f.valueInfo(out, b.Type)
+		np.Input[j] = out
+	case depShape:
+		s := e.Inputs[j]
+		out := f.value(base + "_shape")
+		nodes = append(nodes, f.node("Concat", base+"_concat", []string{f.ex.name(s), f.int64Dep(c)}, out, []*onnxpb.AttributeProto{intAttr("axis", 0)}))
+		f.valueInfo(out, s.Type)
+		np.Input[j] = out
+	}
+	f.gp.Node = slices.Insert(f.gp.Node, slices.Index(f.gp.Node, np), nodes...)
+	f.keys[oldKey]--
+	f.keys[cseKey(np)]++
+	c.forced[e] = true
+	return nil
+}
+
+// addShared writes the chain's part of the dependency: Lf, Le and Li, from
+// the first present tensor output L of the chain's "after" node, right
+// before the chain's first node.
+func (f *forcer) addShared(c *chain) error {
+	var l *ir.Value
+	for _, o := range c.after.Outputs {
+		if o != nil && o.Type.Kind == ir.KindTensor {
+			l = o
+			break
+		}
+	}
+	if l == nil {
+		return fmt.Errorf("onnx export: cannot force the recompute chain of %q after node %q: that node has no tensor output to depend on", c.nodes[0].Name, c.after.Name)
+	}
+	c.prefix = c.nodes[0].Name + "_dep"
+	at := slices.Index(f.gp.Node, f.protoOf[c.nodes[0]])
+	lname := f.ex.name(l)
+	minus1 := f.addInit(c.prefix+"_minus1", []int64{-1})
+	zero := f.addInit(c.prefix+"_zero", []int64{0})
+	lf := f.value(c.prefix + "_flat")
+	le := f.value(c.prefix + "_empty")
+	nodes := []*onnxpb.NodeProto{
+		f.node("Reshape", c.prefix+"_flat", []string{lname, minus1}, lf, nil),
+		f.node("Slice", c.prefix+"_slice", []string{lf, zero, zero}, le, nil),
+	}
+	if n, ok := l.Type.NumElements(); ok {
+		f.valueInfo(lf, ir.TensorOf(l.Type.DType, n))
+	} else {
+		f.valueInfo(lf, ir.TensorType{DType: l.Type.DType, Shape: []ir.Dim{ir.UnknownDim}})
+	}
+	f.valueInfo(le, ir.TensorOf(l.Type.DType, 0))
+	c.le, c.leType = le, l.Type.DType
+	f.gp.Node = slices.Insert(f.gp.Node, at, nodes...)
+	return nil
+}
+
+// int64Dep returns Li, the chain's empty int64 tensor, writing the Cast
+// the first time (right before the chain; Le itself when L is int64).
+func (f *forcer) int64Dep(c *chain) string {
+	if c.li != "" {
+		return c.li
+	}
+	if c.leType == ir.Int64 {
+		c.li = c.le
+		return c.li
+	}
+	c.li = f.value(c.prefix + "_empty_i64")
+	np := f.node("Cast", c.prefix+"_cast", []string{c.le}, c.li, []*onnxpb.AttributeProto{intAttr("to", int64(onnxpb.TensorProto_INT64))})
+	f.valueInfo(c.li, ir.TensorOf(ir.Int64, 0))
+	f.gp.Node = slices.Insert(f.gp.Node, slices.Index(f.gp.Node, f.protoOf[c.nodes[0]]), np)
+	return c.li
+}
+
+// value reserves a unique tensor name.
+func (f *forcer) value(base string) string {
+	name := base
+	for k := 2; f.ex.used[name]; k++ {
+		name = base + "_" + strconv.Itoa(k)
+	}
+	f.ex.used[name] = true
+	return name
+}
+
+// node makes a helper node with a unique name.
+func (f *forcer) node(op, base string, inputs []string, output string, attrs []*onnxpb.AttributeProto) *onnxpb.NodeProto {
+	name := base
+	for k := 2; f.nodeNames[name] > 0; k++ {
+		name = base + "_" + strconv.Itoa(k)
+	}
+	f.nodeNames[name]++
+	return &onnxpb.NodeProto{OpType: proto.String(op), Name: proto.String(name), Input: inputs, Output: []string{output}, Attribute: attrs}
+}
+
+// addInit writes a 1-D int64 initializer and returns its name.
+func (f *forcer) addInit(base string, vals []int64) string {
+	name := f.value(base)
+	raw := make([]byte, 8*len(vals))
+	for i, v := range vals {
+		binary.LittleEndian.PutUint64(raw[8*i:], uint64(v))
+	}
+	tp := &onnxpb.TensorProto{Name: proto.String(name), Dims: []int64{int64(len(vals))}, DataType: proto.Int32(int32(onnxpb.TensorProto_INT64)), RawData: raw}
+	f.gp.Initializer = append(f.gp.Initializer, tp)
+	if f.irVersion < 4 {
+		f.gp.Input = append(f.gp.Input, &onnxpb.ValueInfoProto{Name: proto.String(name), Type: typeProto(ir.TensorOf(ir.Int64, int64(len(vals))), nil)})
+	}
+	return name
+}
+
+// valueInfo declares a helper tensor when the export writes value_info.
+func (f *forcer) valueInfo(name string, t ir.TensorType) {
+	if !f.ex.opts.ValueInfo || t.DType == ir.Undefined {
+		return
+	}
+	if tp := typeProto(t, nil); tp != nil {
+		f.gp.ValueInfo = append(f.gp.ValueInfo, &onnxpb.ValueInfoProto{Name: proto.String(name), Type: tp})
+	}
+}
+
+func intAttr(name string, v int64) *onnxpb.AttributeProto {
+	return &onnxpb.AttributeProto{Name: proto.String(name), Type: onnxpb.AttributeProto_INT.Enum(), I: proto.Int64(v)}
+}
