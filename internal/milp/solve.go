@@ -405,7 +405,10 @@ func runCBC(lib *cbc.Lib, j *job) (r raw) {
 		r.status, r.bound = Optimal, mod.BestPossibleObjValue()
 	case mod.IsContinuousUnbounded():
 		r.status = Unbounded
-	case mod.IsProvenInfeasible():
+	case mod.IsProvenInfeasible() && !mod.IsSecondsLimitReached():
+		// CBC 2.10 also flags a search its time limit stopped during
+		// preprocessing as proven infeasible; only a finished search
+		// proves it.
 		r.status = Infeasible
 	case has:
 		r.status, r.bound = Feasible, mod.BestPossibleObjValue()
