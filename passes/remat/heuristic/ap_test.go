@@ -20,8 +20,8 @@ func TestApConformanceGreedy(t *testing.T) {
 }
 
 func TestApLinearNetworkAgainstBruteForce(t *testing.T) {
-	checkAgainstBruteForce(t, APSqrtN, solvertest.LinearNetwork(8), true)
-	checkAgainstBruteForce(t, APGreedy, solvertest.LinearNetwork(8), false)
+	checkAgainstBruteForce(t, APSqrtN, solvertest.LinearNetwork(6), true)
+	checkAgainstBruteForce(t, APGreedy, solvertest.LinearNetwork(6), false)
 }
 
 func TestApSqrtNLinearNetwork(t *testing.T) { checkSqrtNLinearNetwork(t, APSqrtN) }

@@ -21,8 +21,8 @@ func TestChenConformanceGreedy(t *testing.T) {
 }
 
 func TestChenLinearNetworkAgainstBruteForce(t *testing.T) {
-	checkAgainstBruteForce(t, ChenSqrtN, solvertest.LinearNetwork(8), true)
-	checkAgainstBruteForce(t, ChenGreedy, solvertest.LinearNetwork(8), false)
+	checkAgainstBruteForce(t, ChenSqrtN, solvertest.LinearNetwork(6), true)
+	checkAgainstBruteForce(t, ChenGreedy, solvertest.LinearNetwork(6), false)
 }
 
 func TestChenSqrtNLinearNetwork(t *testing.T) { checkSqrtNLinearNetwork(t, ChenSqrtN) }

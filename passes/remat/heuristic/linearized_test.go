@@ -19,8 +19,8 @@ func TestLinearizedConformanceGreedy(t *testing.T) {
 }
 
 func TestLinearizedLinearNetworkAgainstBruteForce(t *testing.T) {
-	checkAgainstBruteForce(t, LinearizedSqrtN, solvertest.LinearNetwork(8), true)
-	checkAgainstBruteForce(t, LinearizedGreedy, solvertest.LinearNetwork(8), false)
+	checkAgainstBruteForce(t, LinearizedSqrtN, solvertest.LinearNetwork(6), true)
+	checkAgainstBruteForce(t, LinearizedGreedy, solvertest.LinearNetwork(6), false)
 }
 
 func TestLinearizedSqrtNLinearNetwork(t *testing.T) { checkSqrtNLinearNetwork(t, LinearizedSqrtN) }

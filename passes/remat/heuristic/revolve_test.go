@@ -14,7 +14,7 @@ func TestRevolveConformance(t *testing.T) {
 }
 
 func TestRevolveLinearNetworkAgainstBruteForce(t *testing.T) {
-	checkAgainstBruteForce(t, Revolve, solvertest.LinearNetwork(8), true)
+	checkAgainstBruteForce(t, Revolve, solvertest.LinearNetwork(6), true)
 }
 
 // leastSteps is T(l, s), the least number of steps to reverse l ≥ 1

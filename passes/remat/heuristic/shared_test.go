@@ -10,6 +10,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"slices"
+	"sync"
 	"testing"
 	"time"
 
@@ -110,7 +111,7 @@ func checkAgainstBruteForce(t *testing.T, s remat.Solver, p *remat.Problem, mayF
 	ca := checkpointAllPeak(t, p)
 	for b := least; b <= ca; b++ {
 		q := withBudget(p, b)
-		opt, err := solvertest.BruteForce(q)
+		opt, err := bruteForceCached(q)
 		if err != nil {
 			t.Fatalf("brute force at %d: %v", b, err)
 		}
@@ -126,6 +127,24 @@ func checkAgainstBruteForce(t *testing.T, s remat.Solver, p *remat.Problem, mayF
 			t.Logf("budget %d: %s found no plan (least peak %d), the optimum %v", b, s.Name, o.over.NeedBytes, opt.Cost(q))
 		}
 	}
+}
+
+// bruteForceCache holds solvertest.BruteForce's optimal plans by problem
+// and budget: several solvers' tests compare against the same optima, and
+// the exhaustive search takes minutes at the larger budgets of the 17-node
+// linear network.
+var bruteForceCache sync.Map
+
+func bruteForceCached(p *remat.Problem) (*remat.Plan, error) {
+	key := fmt.Sprint(p.Deps, p.Seconds, p.Bytes, p.Recomputable, p.Outputs, p.ConstBytes, p.Parts, p.Reads, p.BudgetBytes)
+	if v, ok := bruteForceCache.Load(key); ok {
+		return v.(*remat.Plan), nil
+	}
+	plan, err := solvertest.BruteForce(p)
+	if err == nil {
+		bruteForceCache.Store(key, plan)
+	}
+	return plan, err
 }
 
 // checkDeadline solves a 250-node problem under a context that has

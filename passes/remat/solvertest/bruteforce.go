@@ -42,8 +42,10 @@ import (
 // later stage reads, which every plan has. So the search's optimum under
 // the budget is the optimum over all plans. Candidates for S_{t+1} are
 // the parts of nodes ≤ t that a later node reads or that are graph
-// outputs (retaining any other part is dominated); parts of nodes that
-// cannot be recomputed and are still needed must be retained.
+// outputs, and, transitively, the parts their producers read, since a
+// later stage may recompute a producer from them (retaining any other part
+// is dominated); parts of nodes that cannot be recomputed and that a later
+// node or the outputs still read must be retained.
 func BruteForce(p *remat.Problem) (*remat.Plan, error) {
 	return bruteForce(context.Background(), p)
 }
@@ -145,8 +147,21 @@ func newSearch(ctx context.Context, p *remat.Problem) (*search, error) {
 		for i := 0; i <= t; i++ {
 			upto |= b.nodeParts[i]
 		}
-		b.cand[t] = upto & (readLater | b.outParts)
-		for k := b.cand[t]; k != 0; k &= k - 1 {
+		// A later stage may need a part directly (a later node or a graph
+		// output reads it) or to recompute a producer of such a part: the
+		// candidates are the direct needs and, transitively, what their
+		// producers read (reads point to lower nodes, so one descending
+		// pass closes the set). Only direct needs of nodes that cannot be
+		// recomputed are forced.
+		direct := upto & (readLater | b.outParts)
+		useful := readLater | b.outParts
+		for i := n - 1; i >= 0; i-- {
+			if b.nodeParts[i]&useful != 0 {
+				useful |= b.reads[i]
+			}
+		}
+		b.cand[t] = upto & useful
+		for k := direct; k != 0; k &= k - 1 {
 			if b.nonrec>>b.owner[bits.TrailingZeros64(k)]&1 != 0 {
 				b.forced[t] |= k & -k
 			}

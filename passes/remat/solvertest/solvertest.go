@@ -14,6 +14,7 @@ import (
 	"math"
 	"reflect"
 	"slices"
+	"sync"
 	"testing"
 	"time"
 
@@ -72,7 +73,7 @@ func Run(t *testing.T, s remat.Solver, opts Options) {
 			continue
 		}
 		t.Run(c.Name, func(t *testing.T) {
-			ref, err := newReference(c)
+			ref, err := cachedReference(c)
 			if err != nil {
 				t.Fatalf("reference: %v", err)
 			}
@@ -100,6 +101,24 @@ func withBudget(p *remat.Problem, b int64) *remat.Problem {
 	q := *p
 	q.BudgetBytes = b
 	return &q
+}
+
+// references caches newReference by case: a test binary usually runs the
+// suite for several solvers over the same corpus, and the brute-force
+// optima are the expensive part.
+var references sync.Map // Case.Name + problem → *reference
+
+func cachedReference(c Case) (*reference, error) {
+	p := c.Problem
+	key := fmt.Sprint(c.Name, p.Deps, p.Seconds, p.Bytes, p.Recomputable, p.Outputs, p.ConstBytes, p.Parts, p.Reads, c.Budgets)
+	if r, ok := references.Load(key); ok {
+		return r.(*reference), nil
+	}
+	r, err := newReference(c)
+	if err == nil {
+		references.Store(key, r)
+	}
+	return r, err
 }
 
 func newReference(c Case) (*reference, error) {
