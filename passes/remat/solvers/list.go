@@ -1,0 +1,56 @@
+package solvers
+
+import (
+	"context"
+	"strings"
+
+	"github.com/remat-compile/remat/passes/remat"
+	"github.com/remat-compile/remat/passes/remat/checkmate"
+	"github.com/remat-compile/remat/passes/remat/checkpointall"
+	"github.com/remat-compile/remat/passes/remat/heuristic"
+)
+
+// heuristics are the solvers Auto runs first, in this order; a tie in
+// cost goes to the earlier one.
+var heuristics = []remat.Solver{
+	checkpointall.Solver,
+	heuristic.ChenSqrtN,
+	heuristic.ChenGreedy,
+	heuristic.Revolve,
+	heuristic.APSqrtN,
+	heuristic.APGreedy,
+	heuristic.LinearizedSqrtN,
+	heuristic.LinearizedGreedy,
+}
+
+// exact lists the solvers that prove optimality or bound it, after the
+// heuristics in All.
+var exact = []remat.Solver{
+	checkmate.MILP,
+	checkmate.LP,
+}
+
+// milp is the exact stage of Auto: checkmate-milp, single-threaded (CBC is
+// deterministic then), from the best heuristic plan.
+var milp = &milpStage{
+	name: checkmate.MILPName,
+	// The model has O(n·|E|) variables: past this many nodes building it
+	// takes longer than the default time limit leaves, and CBC's root LP
+	// alone would not finish.
+	maxNodes: milpMaxNodes,
+	solve: func(ctx context.Context, p *remat.Problem, start *remat.Plan, progress func(remat.Progress)) (*remat.Plan, error) {
+		return checkmate.NewMILP(checkmate.Options{Start: start, Threads: 1}).Solve(ctx, p, progress)
+	},
+	unavailable: cbcMissing,
+}
+
+// milpMaxNodes bounds the problems Auto runs the MILP on.
+const milpMaxNodes = 400
+
+// cbcMissing reports whether err says that COIN-OR CBC is not installed.
+// The error wraps internal/cbc.ErrNotInstalled, which this package may not
+// import (DESIGN.md's layering: solvers import passes/remat/... only), so
+// it is recognised by the Debian package the message names.
+func cbcMissing(err error) bool {
+	return err != nil && strings.Contains(err.Error(), "coinor-libcbc")
+}
