@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"os"
 	"sort"
 	"strconv"
 	"strings"
@@ -43,7 +44,24 @@ type command struct {
 }
 
 func commands() []*command {
-	return []*command{inspectCmd(), convertCmd(), verifyCmd()}
+	return []*command{compileCmd(), inspectCmd(), convertCmd(), verifyCmd(), solversCmd()}
+}
+
+// defaultCommand is the command that runs when the first argument is a
+// model path or a flag rather than a command name:
+// `remat-compile model.onnx -o out.onnx -budget 70%`.
+const defaultCommand = "compile"
+
+// isModelArg reports whether a first argument that names no command is
+// meant for the default command: a flag, a path (it has a dot or a
+// slash), or an existing file. A bare word such as "frobnicate" is a
+// mistyped command.
+func isModelArg(arg string) bool {
+	if strings.HasPrefix(arg, "-") || strings.ContainsAny(arg, `./\`) {
+		return true
+	}
+	_, err := os.Stat(arg)
+	return err == nil
 }
 
 // usageError is a mistake in the command line (exit status 2).
@@ -64,9 +82,17 @@ func Main(ctx context.Context, args []string, io *Streams) int {
 		return exitOK
 	}
 	var cmd *command
+	rest := args[1:]
 	for _, c := range commands() {
 		if c.name == args[0] {
 			cmd = c
+		}
+	}
+	if cmd == nil && isModelArg(args[0]) {
+		for _, c := range commands() {
+			if c.name == defaultCommand {
+				cmd, rest = c, args
+			}
 		}
 	}
 	if cmd == nil {
@@ -81,7 +107,7 @@ func Main(ctx context.Context, args []string, io *Streams) int {
 		fmt.Fprintf(io.Err, "usage: remat-compile %s %s\n\n%s\n\nflags:\n", cmd.name, cmd.usage, cmd.short)
 		fs.PrintDefaults()
 	}
-	pos, err := parseInterleaved(fs, args[1:])
+	pos, err := parseInterleaved(fs, rest)
 	if errors.Is(err, flag.ErrHelp) {
 		return exitOK
 	}
@@ -132,9 +158,10 @@ func report(io *Streams, name string, err error) int {
 func printUsage(w io.Writer) {
 	fmt.Fprintf(w, "remat-compile makes neural-network graphs fit in memory by tensor rematerialization.\n\nusage:\n")
 	for _, c := range commands() {
-		fmt.Fprintf(w, "  remat-compile %s %s\n      %s\n", c.name, c.usage, c.short)
+		fmt.Fprintf(w, "  %s\n      %s\n", strings.TrimSpace("remat-compile "+c.name+" "+c.usage), c.short)
 	}
-	fmt.Fprintf(w, "\nRun `remat-compile COMMAND -h` for a command's flags.\n")
+	fmt.Fprintf(w, "\nA model path in place of COMMAND runs %s: remat-compile model.onnx -o out.onnx -budget 70%%\n", defaultCommand)
+	fmt.Fprintf(w, "Run `remat-compile COMMAND -h` for a command's flags.\n")
 }
 
 // listFlag collects a repeatable string flag.

@@ -1,0 +1,509 @@
+package main
+
+// The compile command, remat-compile's main one: read a model, choose
+// which values to keep and which to recompute under a memory budget, and
+// write the rewritten model.
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"text/tabwriter"
+	"time"
+
+	onnxexp "github.com/remat-compile/remat/exporters/onnx"
+	"github.com/remat-compile/remat/ir"
+	"github.com/remat-compile/remat/ir/irtext"
+	"github.com/remat-compile/remat/passes"
+	"github.com/remat-compile/remat/passes/remat"
+	"github.com/remat-compile/remat/passes/remat/checkmate"
+	"github.com/remat-compile/remat/passes/remat/solvers"
+	"github.com/remat-compile/remat/profiles"
+)
+
+// defaultProfile is the device profile -profile defaults to: the
+// V100-16GB of the papers (Checkmate, Chen et al.), so that predicted
+// overheads compare with theirs. Its memory capacity is the default
+// budget, which most inference models fit without rematerialization: give
+// -budget for anything tighter.
+const defaultProfile = "v100-16gb"
+
+type compileOptions struct {
+	load      loadOptions
+	out       string
+	budget    string
+	solver    string
+	profile   string
+	timeLimit time.Duration
+	report    string
+	emitMILP  string
+}
+
+func compileCmd() *command {
+	return &command{
+		name:  "compile",
+		usage: "model.onnx -o out.onnx [-budget 70%|512MiB] [-solver auto|NAME] [-profile NAME|file.yaml] [-time-limit 60s] [-report plan.json] [-emit-milp model.lp|.mps] [-input-shape name=DIMS] [-dim sym=N] [-d check,dump]",
+		short: "Choose which values to keep and which to recompute so that the model runs within a memory budget, and write the rewritten model (the default command: `remat-compile model.onnx -o out.onnx -budget 70%`).",
+		setup: func(fs *flag.FlagSet) func(context.Context, []string, *Streams) error {
+			o := &compileOptions{}
+			o.load.shapes.register(fs)
+			fs.StringVar(&o.out, "o", "", "output `file` (required; never the input)")
+			fs.StringVar(&o.budget, "budget", "", "memory `budget` for activations: bytes with a unit (512MiB, 1.5GB, 1000000) or a percentage of the peak without rematerialization (70%); default: the profile's memory capacity less the model's inputs and parameters")
+			fs.StringVar(&o.solver, "solver", solvers.Default, "`solver` (see `remat-compile solvers`)")
+			fs.StringVar(&o.profile, "profile", defaultProfile, "device profile: a built-in `name` ("+strings.Join(profiles.Builtins(), ", ")+") or a .yaml file; gives each node's cost and the default budget")
+			fs.DurationVar(&o.timeLimit, "time-limit", 60*time.Second, "bound on the solver's `time`; it returns its best plan when the time is up")
+			fs.StringVar(&o.report, "report", "", "write a JSON report of the plan to `file`: peaks, overhead, and every node's decision with its reason")
+			fs.StringVar(&o.emitMILP, "emit-milp", "", "write the Checkmate MILP of the problem at the budget to `file` (.lp or .mps), for Gurobi, HiGHS or SCIP")
+			return func(ctx context.Context, args []string, io *Streams) error {
+				if len(args) != 1 {
+					return usagef("compile takes one model file, got %d arguments", len(args))
+				}
+				if o.out == "" {
+					return usagef("compile needs -o out.onnx")
+				}
+				return runCompile(ctx, o, args[0], io)
+			}
+		},
+	}
+}
+
+// compileReport is the JSON form of -report. Field names carry their
+// units.
+type compileReport struct {
+	Model   string `json:"model"`
+	Output  string `json:"output"`
+	Profile string `json:"profile"`
+	// CostSources counts the nodes whose cost came from each source of
+	// the profile: measured, fitted, datasheet.
+	CostSources map[string]int `json:"cost_sources"`
+	// Solver is the solver asked for; PlanSolver the one whose plan was
+	// used (for auto, the one it chose).
+	Solver     string `json:"solver"`
+	PlanSolver string `json:"plan_solver"`
+	// Budget is -budget as given ("" for the default).
+	Budget          string `json:"budget"`
+	BudgetBytes     int64  `json:"budget_bytes"`
+	MemoryModel     string `json:"memory_model"`
+	BeforePeakBytes int64  `json:"before_peak_bytes"`
+	// PeakFloorBytes is the largest working set of one node
+	// (PeakFloorNode): no plan peaks lower.
+	PeakFloorBytes       int64           `json:"peak_floor_bytes"`
+	PeakFloorNode        string          `json:"peak_floor_node"`
+	AfterPeakBytes       int64           `json:"after_peak_bytes"`
+	PeakReductionPercent float64         `json:"peak_reduction_percent"`
+	BaseComputeSeconds   float64         `json:"base_compute_seconds"`
+	PlanComputeSeconds   float64         `json:"plan_compute_seconds"`
+	OverheadSeconds      float64         `json:"overhead_seconds"`
+	OverheadPercent      float64         `json:"overhead_percent"`
+	Optimal              bool            `json:"optimal"`
+	GapPercent           *float64        `json:"gap_percent"` // null when unknown
+	LowerBoundSeconds    float64         `json:"lower_bound_seconds"`
+	Recomputations       int             `json:"recomputations"`
+	RecomputedNodes      int             `json:"recomputed_nodes"`
+	TimeLimitSeconds     float64         `json:"time_limit_seconds"`
+	SolveSeconds         float64         `json:"solve_seconds"`
+	Attempts             []attemptReport `json:"attempts"`
+	Peak                 peakReport      `json:"peak"`
+	Nodes                []nodeReport    `json:"nodes"`
+}
+
+// attemptReport is one solver of a portfolio.
+type attemptReport struct {
+	Solver         string   `json:"solver"`
+	Status         string   `json:"status"`
+	PeakBytes      int64    `json:"peak_bytes,omitempty"`
+	CostSeconds    float64  `json:"cost_seconds,omitempty"`
+	Optimal        bool     `json:"optimal"`
+	GapPercent     *float64 `json:"gap_percent"`
+	ElapsedSeconds float64  `json:"elapsed_seconds"`
+	Note           string   `json:"note,omitempty"`
+}
+
+// peakReport says where the plan peaks and what is resident then.
+type peakReport struct {
+	Step int          `json:"step"`
+	Node string       `json:"node"`
+	Live []liveReport `json:"live"`
+}
+
+type liveReport struct {
+	Node  string `json:"node"`
+	Bytes int64  `json:"bytes"`
+}
+
+// nodeReport is the decision for one node.
+type nodeReport struct {
+	Node           string   `json:"node"`
+	Op             string   `json:"op"`
+	Outputs        []string `json:"outputs"`
+	Bytes          int64    `json:"bytes"`
+	ComputeSeconds float64  `json:"compute_seconds"`
+	CostSource     string   `json:"cost_source"`
+	Recomputable   bool     `json:"recomputable"`
+	// Decision is "kept" (computed once, held until its last use) or
+	// "recomputed"; Computations counts how often the plan runs it.
+	Decision     string `json:"decision"`
+	Computations int    `json:"computations"`
+	Why          string `json:"why"`
+}
+
+func runCompile(ctx context.Context, o *compileOptions, path string, st *Streams) error {
+	budget, err := parseBudget(o.budget)
+	if err != nil {
+		return err
+	}
+	solver, ok := solvers.Lookup(o.solver)
+	if !ok {
+		return usagef("-solver %q: unknown solver; the solvers are %s (see `remat-compile solvers`)", o.solver, strings.Join(solvers.Names(), ", "))
+	}
+	if o.timeLimit <= 0 {
+		return usagef("-time-limit %v: want a positive duration such as 60s", o.timeLimit)
+	}
+	milpFormat := ""
+	if o.emitMILP != "" {
+		switch strings.ToLower(filepath.Ext(o.emitMILP)) {
+		case ".lp":
+			milpFormat = "lp"
+		case ".mps":
+			milpFormat = "mps"
+		default:
+			return usagef("-emit-milp %q: want a file ending in .lp or .mps", o.emitMILP)
+		}
+	}
+	prof, err := profiles.Load(o.profile)
+	if err != nil {
+		return err
+	}
+	for _, out := range []string{o.out, o.report, o.emitMILP} {
+		if out != "" && samePath(out, path) {
+			return fmt.Errorf("refusing to overwrite the input model %s: write the output to another path", path)
+		}
+	}
+
+	o.load.requireStatic = true
+	g, _, err := loadModel(ctx, path, &o.load, st.Err)
+	if err != nil {
+		return err
+	}
+	check, dump, _ := o.load.shapes.debugFlags() // loadModel has checked them
+	popts := passes.Options{Verify: check, File: filepath.Base(path)}
+	if dump {
+		popts.Dump, popts.DumpFunc = st.Err, irtext.Print
+	}
+	res := &remat.Result{}
+	pl := newProgressLine(st)
+	pass := remat.NewPass(remat.Options{
+		Solver: solver, Profile: prof, Budget: budget, TimeLimit: o.timeLimit,
+		Progress: pl.report, Result: res,
+	})
+	_, runErr := passes.Run(ctx, g, []*passes.Pass{pass}, popts)
+	pl.done()
+
+	// The MILP file is written whatever the solver found: it is how a user
+	// takes an infeasible or slow problem to another solver.
+	if o.emitMILP != "" && res.Problem != nil {
+		if err := writeFileAtomic(o.emitMILP, func(w io.Writer) error { return writeMILP(w, res.Problem, milpFormat) }); err != nil {
+			return fmt.Errorf("-emit-milp: %w", err)
+		}
+	}
+	if runErr != nil {
+		return compileError(runErr, budget, res, prof)
+	}
+	if err := exportRemat(g, o.out, path, res); err != nil {
+		return err
+	}
+	r := buildReport(path, o, res)
+	if o.report != "" {
+		if err := writeFileAtomic(o.report, func(w io.Writer) error {
+			enc := json.NewEncoder(w)
+			enc.SetIndent("", "  ")
+			return enc.Encode(r)
+		}); err != nil {
+			return fmt.Errorf("-report: %w", err)
+		}
+	}
+	return printCompile(st.Out, r, res, budget)
+}
+
+// exportRemat writes the rewritten graph: value_info for every
+// intermediate (so that ONNX Runtime plans with static shapes, as
+// internal/memcheck found), the order-forcing dependencies of the
+// rewriting exporter, and the plan in the metadata that verify reads.
+func exportRemat(g *ir.Graph, out, source string, res *remat.Result) error {
+	return onnxexp.ExportFile(g, out, onnxexp.Options{
+		ValueInfo: true,
+		Source:    source,
+		Remat:     res.Rewrite,
+		RematInfo: onnxexp.RematInfo{
+			Solver:             planSolver(res),
+			BudgetBytes:        res.BudgetBytes,
+			PredictedPeakBytes: res.AfterPeakBytes,
+			OriginalPeakBytes:  res.BeforePeakBytes,
+		},
+	})
+}
+
+// planSolver names the solver of the plan: "checkmate-milp", or "auto
+// (checkmate-milp)" when a portfolio chose it.
+func planSolver(res *remat.Result) string {
+	if res.PlanSolver == "" || res.PlanSolver == res.Solver {
+		return res.Solver
+	}
+	return res.Solver + " (" + res.PlanSolver + ")"
+}
+
+// writeMILP writes Checkmate's MILP of p, at p's budget, as an LP or MPS
+// file.
+func writeMILP(w io.Writer, p *remat.Problem, format string) error {
+	return checkmate.WriteModel(w, p, format)
+}
+
+// compileError turns the pass's error into the command's: an infeasible
+// budget says the smallest peak reached, by whom, and a budget to try.
+func compileError(err error, budget remat.Budget, res *remat.Result, prof *profiles.Profile) error {
+	var ie *remat.InfeasibleBudgetError
+	if !errors.As(err, &ie) {
+		return err
+	}
+	var b strings.Builder
+	have := describeBudget(budget, ie.HaveBytes, prof.Device.Name)
+	switch {
+	case ie.Proven:
+		fmt.Fprintf(&b, "remat-compile: budget %s is below the smallest peak possible, %s (proved by %s)", have, remat.FormatBytes(ie.NeedBytes), ie.By)
+	case len(ie.Attempts) > 0:
+		fmt.Fprintf(&b, "remat-compile: budget %s is below the smallest peak any solver reached, %s (%s)", have, remat.FormatBytes(ie.NeedBytes), ie.By)
+	default:
+		fmt.Fprintf(&b, "remat-compile: budget %s is below the smallest peak %s reached, %s", have, ie.Solver, remat.FormatBytes(ie.NeedBytes))
+	}
+	if ie.FloorBytes > 0 && ie.NeedBytes == ie.FloorBytes {
+		fmt.Fprintf(&b, "; no plan can peak lower: node %s alone needs %s for its inputs and outputs", ie.FloorNode, remat.FormatBytes(ie.FloorBytes))
+	}
+	fmt.Fprintf(&b, "; try -budget %s", suggestBudget(ie.NeedBytes))
+	if p := suggestPercent(ie.NeedBytes, ie.NoRematPeakBytes); p != "" {
+		fmt.Fprintf(&b, " (or -budget %s of the no-remat peak, %s)", p, remat.FormatBytes(ie.NoRematPeakBytes))
+	}
+	var per []string
+	for _, a := range ie.Attempts {
+		switch {
+		case a.PeakBytes > 0:
+			per = append(per, fmt.Sprintf("%s %s", a.Solver, remat.FormatBytes(a.PeakBytes)))
+		default:
+			per = append(per, fmt.Sprintf("%s %s", a.Solver, a.Status))
+		}
+	}
+	if len(per) > 1 {
+		fmt.Fprintf(&b, "\nsmallest peak per solver: %s", strings.Join(per, ", "))
+	}
+	return errors.New(b.String())
+}
+
+func buildReport(path string, o *compileOptions, res *remat.Result) *compileReport {
+	r := &compileReport{
+		Model: filepath.Base(path), Output: o.out, Profile: res.Profile, CostSources: res.CostSources,
+		Solver: res.Solver, PlanSolver: res.PlanSolver, Budget: o.budget, BudgetBytes: res.BudgetBytes,
+		MemoryModel:     "liveness: activations allocated when computed and freed after their last use; inputs and parameters not counted",
+		BeforePeakBytes: res.BeforePeakBytes, AfterPeakBytes: res.AfterPeakBytes,
+		PeakFloorBytes: res.FloorBytes, PeakFloorNode: res.FloorNode,
+		BaseComputeSeconds: res.BaseSeconds, PlanComputeSeconds: res.PlanSeconds,
+		OverheadSeconds: res.OverheadSeconds, OverheadPercent: res.OverheadPercent,
+		Optimal: res.Optimal, GapPercent: percentOrNil(res.Gap), LowerBoundSeconds: res.LowerBoundSeconds,
+		Recomputations: res.Recomputations, RecomputedNodes: res.RecomputedNodes,
+		TimeLimitSeconds: o.timeLimit.Seconds(), SolveSeconds: res.SolveSeconds,
+		Attempts: []attemptReport{}, Nodes: []nodeReport{},
+	}
+	if res.BeforePeakBytes > 0 {
+		r.PeakReductionPercent = 100 * float64(res.BeforePeakBytes-res.AfterPeakBytes) / float64(res.BeforePeakBytes)
+	}
+	for _, a := range res.Attempts {
+		r.Attempts = append(r.Attempts, attemptReport{
+			Solver: a.Solver, Status: a.Status, PeakBytes: a.PeakBytes, CostSeconds: a.CostSeconds,
+			Optimal: a.Optimal, GapPercent: percentOrNil(a.Gap), ElapsedSeconds: a.ElapsedSeconds, Note: a.Note,
+		})
+	}
+	c := res.Check
+	r.Peak = peakReport{Step: c.PeakStep, Live: []liveReport{}}
+	if c.PeakNode >= 0 {
+		r.Peak.Node = res.Problem.Name(c.PeakNode)
+	}
+	for _, l := range c.Live {
+		r.Peak.Live = append(r.Peak.Live, liveReport{Node: res.Problem.Name(int(l.Node)), Bytes: res.Problem.PartBytes(int(l.Node), int(l.Index))})
+	}
+	for _, d := range res.Decisions {
+		nr := nodeReport{
+			Node: d.Node.String(), Op: d.Node.OpName(), Outputs: []string{}, Bytes: d.Bytes,
+			ComputeSeconds: d.Seconds, CostSource: d.CostSource, Recomputable: d.Recomputable,
+			Decision: "kept", Computations: d.Computations, Why: d.Why,
+		}
+		if d.Recomputed() {
+			nr.Decision = "recomputed"
+		}
+		for _, v := range res.Mapping.Outputs[d.Index] {
+			nr.Outputs = append(nr.Outputs, v.String())
+		}
+		r.Nodes = append(r.Nodes, nr)
+	}
+	return r
+}
+
+func percentOrNil(gap float64) *float64 {
+	if math.IsInf(gap, 0) || math.IsNaN(gap) {
+		return nil
+	}
+	p := 100 * gap
+	return &p
+}
+
+func printCompile(w io.Writer, r *compileReport, res *remat.Result, budget remat.Budget) error {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintf(tw, "model:\t%s → %s\n", r.Model, r.Output)
+	fmt.Fprintf(tw, "budget:\t%s\n", describeBudget(budget, r.BudgetBytes, r.Profile))
+	fmt.Fprintf(tw, "peak before:\t%s (no rematerialization)\n", formatBytes(r.BeforePeakBytes))
+	fmt.Fprintf(tw, "peak after:\t%s (%.1f%% less)\n", formatBytes(r.AfterPeakBytes), r.PeakReductionPercent)
+	fmt.Fprintf(tw, "overhead:\t%+.2f%% predicted compute (%s of %s, %s costs)\n",
+		r.OverheadPercent, formatSeconds(r.OverheadSeconds), formatSeconds(r.BaseComputeSeconds), describeSources(r.Profile, r.CostSources))
+	fmt.Fprintf(tw, "recomputed:\t%d nodes, %d recomputations\n", r.RecomputedNodes, r.Recomputations)
+	solver := r.Solver
+	if r.PlanSolver != "" && r.PlanSolver != r.Solver {
+		solver += " (plan by " + r.PlanSolver + ")"
+	}
+	fmt.Fprintf(tw, "solver:\t%s, %s in %.2fs\n", solver, describeOptimality(res), r.SolveSeconds)
+	return tw.Flush()
+}
+
+func describeOptimality(res *remat.Result) string {
+	switch {
+	case res.Optimal:
+		return "optimal"
+	case math.IsInf(res.Gap, 0) || math.IsNaN(res.Gap):
+		return "optimality unknown"
+	}
+	return fmt.Sprintf("gap %.2f%% (lower bound %s)", 100*res.Gap, formatSeconds(res.LowerBoundSeconds))
+}
+
+// describeSources says where the costs come from: "v100-16gb datasheet"
+// or "v100-16gb: 40 measured, 9 datasheet".
+func describeSources(profile string, src map[string]int) string {
+	keys := sortedKeys(src)
+	order := []string{profiles.SourceMeasured, profiles.SourceFitted, profiles.SourceDatasheet}
+	slices.SortStableFunc(keys, func(a, b string) int { return slices.Index(order, a) - slices.Index(order, b) })
+	if len(keys) == 1 {
+		return profile + " " + keys[0]
+	}
+	var parts []string
+	for _, k := range keys {
+		parts = append(parts, fmt.Sprintf("%d %s", src[k], k))
+	}
+	return profile + ": " + strings.Join(parts, ", ")
+}
+
+// formatSeconds prints a duration in seconds with an SI prefix.
+func formatSeconds(s float64) string {
+	switch a := math.Abs(s); {
+	case a == 0:
+		return "0 s"
+	case a < 1e-6:
+		return fmt.Sprintf("%.3g ns", s*1e9)
+	case a < 1e-3:
+		return fmt.Sprintf("%.3g µs", s*1e6)
+	case a < 1:
+		return fmt.Sprintf("%.3g ms", s*1e3)
+	}
+	return fmt.Sprintf("%.3g s", s)
+}
+
+// writeFileAtomic writes a file through a temporary file in its directory
+// renamed into place: never a partial file.
+func writeFileAtomic(path string, write func(io.Writer) error) error {
+	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp*")
+	if err != nil {
+		return err
+	}
+	tmp := f.Name()
+	defer os.Remove(tmp)
+	if err := write(f); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Chmod(0o644); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Close(); err != nil {
+		return err
+	}
+	return os.Rename(tmp, path)
+}
+
+// samePath reports whether two paths name the same file (or would).
+func samePath(a, b string) bool {
+	sa, errA := os.Stat(a)
+	sb, errB := os.Stat(b)
+	if errA == nil && errB == nil {
+		return os.SameFile(sa, sb)
+	}
+	aa, err1 := filepath.Abs(a)
+	bb, err2 := filepath.Abs(b)
+	return err1 == nil && err2 == nil && aa == bb
+}
+
+// progressLine draws the solver's progress on stderr, on one line
+// rewritten in place, only when stderr is a terminal.
+type progressLine struct {
+	mu    sync.Mutex
+	w     io.Writer
+	on    bool
+	last  time.Time
+	drawn bool
+}
+
+func newProgressLine(io *Streams) *progressLine {
+	return &progressLine{w: io.Err, on: io.ErrTTY}
+}
+
+// report is the pass's Progress callback (nil-safe to pass when off).
+func (pl *progressLine) report(p remat.Progress) {
+	if !pl.on {
+		return
+	}
+	pl.mu.Lock()
+	defer pl.mu.Unlock()
+	now := time.Now()
+	if pl.drawn && now.Sub(pl.last) < 100*time.Millisecond {
+		return
+	}
+	pl.last, pl.drawn = now, true
+	inc, bound, gap := "-", "-", "-"
+	if !math.IsInf(p.Incumbent, 0) {
+		inc = formatSeconds(p.Incumbent)
+	}
+	if p.Bound > 0 && !math.IsInf(p.Bound, 0) {
+		bound = formatSeconds(p.Bound)
+	}
+	if !math.IsInf(p.Gap, 0) {
+		gap = fmt.Sprintf("%.2f%%", 100*p.Gap)
+	}
+	line := fmt.Sprintf("solving %5.1fs  cost %s  bound %s  gap %s  %s", p.Elapsed, inc, bound, gap, p.Note)
+	if len(line) > 120 {
+		line = line[:117] + "..."
+	}
+	fmt.Fprintf(pl.w, "\r\033[K%s", line)
+}
+
+// done clears the line.
+func (pl *progressLine) done() {
+	pl.mu.Lock()
+	defer pl.mu.Unlock()
+	if pl.on && pl.drawn {
+		fmt.Fprint(pl.w, "\r\033[K")
+	}
+	pl.drawn = false
+}

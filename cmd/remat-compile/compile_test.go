@@ -1,0 +1,366 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"math"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	onnximp "github.com/remat-compile/remat/importers/onnx"
+	"github.com/remat-compile/remat/internal/ort"
+	"github.com/remat-compile/remat/ir"
+	"github.com/remat-compile/remat/passes/remat/solvers"
+)
+
+var unetModel = filepath.Join("..", "..", "testdata", "zoo", "unet.onnx")
+
+// checkerScript runs onnx.checker (full check, shape inference included)
+// on each model given and prints "ok PATH" or "FAIL PATH: reason".
+const checkerScript = `
+import sys, onnx
+for p in sys.argv[1:]:
+    try:
+        onnx.checker.check_model(onnx.load(p), full_check=True)
+        print("ok", p)
+    except Exception as e:
+        print("FAIL", p + ":", str(e).replace("\n", " "))
+`
+
+// onnxChecker runs Debian's python3-onnx checker on the models.
+func onnxChecker(t *testing.T, paths ...string) {
+	t.Helper()
+	const py = "/usr/bin/python3"
+	if exec.Command(py, "-c", "import onnx").Run() != nil {
+		if testing.Short() {
+			t.Skip("python3 with onnx not found; skipped in -short mode")
+		}
+		t.Fatal("python3 with the onnx module not found: install the Debian package python3-onnx")
+	}
+	out, err := exec.Command(py, append([]string{"-c", checkerScript}, paths...)...).CombinedOutput()
+	if err != nil {
+		t.Fatalf("python: %v\n%s", err, out)
+	}
+	if n := strings.Count(string(out), "ok "); n != len(paths) {
+		t.Errorf("onnx.checker accepted %d of %d models:\n%s", n, len(paths), out)
+	}
+}
+
+func readReport(t *testing.T, path string) *compileReport {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var r compileReport
+	if err := json.Unmarshal(data, &r); err != nil {
+		t.Fatalf("-report %s: %v", path, err)
+	}
+	return &r
+}
+
+// uModel is the U-shaped model of the research note (ort-execution.md,
+// verify_test.go's buildU): four encoder blocks whose outputs, all
+// [1,16,64,64] float32, are skips that the decoder adds back in reverse
+// order, so that rematerialization lowers its peak.
+var uModel = filepath.Join("testdata", "verify", "u.onnx")
+
+// TestCompileEndToEnd runs the main command at 90%, 80% and 70% of the
+// no-remat peak: the written model imports, passes onnx.checker, is
+// predicted to peak lower and within the budget, comes out byte-identical
+// from a second run, and, run by verify (with ONNX Runtime), computes
+// bitwise the same outputs with every recomputation where the plan put
+// it, and really peaks lower.
+func TestCompileEndToEnd(t *testing.T) {
+	dir := t.TempDir()
+	var outs []string
+	for _, tt := range []struct {
+		budget string
+		frac   float64
+	}{{"90%", 0.9}, {"80%", 0.8}, {"70%", 0.7}} {
+		t.Run(tt.budget, func(t *testing.T) {
+			out := filepath.Join(dir, "u-"+strings.TrimSuffix(tt.budget, "%")+".onnx")
+			r := compileAndCheck(t, uModel, out, tt.budget)
+			outs = append(outs, out)
+			if want := int64(math.Floor(tt.frac * float64(r.BeforePeakBytes))); r.BudgetBytes != want {
+				t.Errorf("budget %d B, want %s of %d = %d", r.BudgetBytes, tt.budget, r.BeforePeakBytes, want)
+			}
+			if r.AfterPeakBytes >= r.BeforePeakBytes || r.AfterPeakBytes > r.BudgetBytes {
+				t.Errorf("peak %d → %d with budget %d: want lower and within budget", r.BeforePeakBytes, r.AfterPeakBytes, r.BudgetBytes)
+			}
+			if r.Recomputations == 0 || r.OverheadPercent <= 0 {
+				t.Errorf("recomputations %d, overhead %v%%: want recomputations at a cost", r.Recomputations, r.OverheadPercent)
+			}
+			vr := verifyOutput(t, uModel, out)
+			if vr == nil {
+				return
+			}
+			if vr.Metadata == nil || vr.Metadata.PredictedPeakBytes != r.AfterPeakBytes || len(vr.Metadata.Recompute) != r.Recomputations {
+				t.Errorf("metadata %+v; want the plan's peak %d and %d recomputations", vr.Metadata, r.AfterPeakBytes, r.Recomputations)
+			}
+			for _, l := range vr.Levels {
+				if l.Rematted.PeakBytes >= l.Orig.PeakBytes {
+					t.Errorf("level %s: ORT's peak %d, not below the original's %d", l.Level, l.Rematted.PeakBytes, l.Orig.PeakBytes)
+				}
+			}
+		})
+	}
+	if len(outs) > 0 {
+		onnxChecker(t, outs...)
+	}
+}
+
+// TestCompileUNet runs the main command on the zoo U-Net. Its peak
+// without rematerialization is the working set of up1.concat alone (the
+// skip and the upsampled tensor in, their concatenation out: 32 KiB), and
+// every skip is smaller than the level above it, so no plan peaks lower:
+// 90%, 80% and 70% fail with that explanation and the budget to try, and
+// the budget it suggests writes a model that passes the same checks.
+func TestCompileUNet(t *testing.T) {
+	dir := t.TempDir()
+	out := filepath.Join(dir, "unet.onnx")
+	for _, budget := range []string{"90%", "80%", "70%"} {
+		code, stdout, stderr := run(t, unetModel, "-o", out, "-budget", budget)
+		if code != exitFailure {
+			t.Fatalf("-budget %s: exit %d, want 1: %s%s", budget, code, stdout, stderr)
+		}
+		for _, want := range []string{
+			"budget " + budget + " of the no-remat peak",
+			"is below the smallest peak",
+			"32.0 KiB",
+			"no plan can peak lower: node up1.concat alone needs 32.0 KiB for its inputs and outputs",
+			"try -budget 32KiB (or -budget 100% of the no-remat peak, 32.0 KiB)",
+		} {
+			if !strings.Contains(stderr, want) {
+				t.Errorf("-budget %s: stderr lacks %q:\n%s", budget, want, stderr)
+			}
+		}
+	}
+	r := compileAndCheck(t, unetModel, out, "32KiB")
+	if r.AfterPeakBytes != 32<<10 || r.PeakFloorBytes != 32<<10 || r.PeakFloorNode != "up1.concat" || r.Recomputations != 0 {
+		t.Errorf("peak %d, floor %d at %s, %d recomputations; want 32 KiB, the floor of up1.concat, none", r.AfterPeakBytes, r.PeakFloorBytes, r.PeakFloorNode, r.Recomputations)
+	}
+	verifyOutput(t, unetModel, out)
+	onnxChecker(t, out)
+}
+
+// compileAndCheck runs the main command (flags after the model path, no
+// command name) with -report, checks what it prints, the report, that the
+// output imports and verifies, and that a second run writes the same
+// bytes; it returns the report.
+func compileAndCheck(t *testing.T, model, out, budget string) *compileReport {
+	t.Helper()
+	rep := out + ".json"
+	code, stdout, stderr := run(t, model, "-o", out, "-budget", budget, "-report", rep)
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	if stderr != "" {
+		t.Errorf("stderr is not a terminal, but the command wrote %q", stderr)
+	}
+	for _, want := range []string{"peak before:", "peak after:", "% less", "overhead:", "% predicted compute", "datasheet costs", "solver:", "auto"} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("output lacks %q:\n%s", want, stdout)
+		}
+	}
+	r := readReport(t, rep)
+	if r.PlanSolver == "" || r.Solver != solvers.AutoName || r.BeforePeakBytes <= 0 || r.PeakFloorBytes > r.AfterPeakBytes {
+		t.Errorf("solver %s/%s, peaks %d → %d, floor %d", r.Solver, r.PlanSolver, r.BeforePeakBytes, r.AfterPeakBytes, r.PeakFloorBytes)
+	}
+	recomputed := 0
+	for _, n := range r.Nodes {
+		switch n.Decision {
+		case "recomputed":
+			recomputed++
+			if n.Computations < 2 || n.Bytes <= 0 || !strings.Contains(n.Why, "recomputed at step") {
+				t.Errorf("node %s: recomputed %d times, %d B, why %q", n.Node, n.Computations, n.Bytes, n.Why)
+			}
+		case "kept":
+			if n.Computations != 1 || !strings.HasPrefix(n.Why, "kept:") {
+				t.Errorf("node %s: kept, computed %d times, why %q", n.Node, n.Computations, n.Why)
+			}
+		default:
+			t.Errorf("node %s: decision %q", n.Node, n.Decision)
+		}
+	}
+	if recomputed != r.RecomputedNodes || len(r.Nodes) == 0 {
+		t.Errorf("%d nodes marked recomputed, report says %d", recomputed, r.RecomputedNodes)
+	}
+
+	g, err := onnximp.ImportFile(out, onnximp.Options{})
+	if err != nil {
+		t.Fatalf("importing the output: %v", err)
+	}
+	if err := ir.Verify(g); err != nil {
+		t.Fatalf("the output fails ir.Verify: %v", err)
+	}
+
+	// Determinism: the same input and flags give the same bytes.
+	again := filepath.Join(t.TempDir(), "again.onnx")
+	if code, _, stderr := run(t, "compile", "-budget", budget, "-o", again, model); code != exitOK {
+		t.Fatalf("second run: exit %d: %s", code, stderr)
+	}
+	a, _ := os.ReadFile(out)
+	b, _ := os.ReadFile(again)
+	if len(a) == 0 || !bytes.Equal(a, b) {
+		t.Errorf("two runs wrote different models (%d and %d bytes)", len(a), len(b))
+	}
+	return r
+}
+
+// verifyOutput runs verify, the command's own code path, on a model and
+// its rewrite with ONNX Runtime, and checks bitwise-identical outputs and
+// the recompute placement. It returns nil when ORT is unavailable under
+// -short.
+func verifyOutput(t *testing.T, orig, remat string) *verifyReport {
+	t.Helper()
+	if _, err := ort.Version(); err != nil && testing.Short() {
+		t.Logf("verify skipped: ONNX Runtime unavailable: %v", err)
+		return nil
+	}
+	needORT(t)
+	code, stdout, stderr := run(t, "verify", "-runs", "1", "-json", orig, remat)
+	var vr verifyReport
+	if err := json.Unmarshal([]byte(stdout), &vr); err != nil {
+		t.Fatalf("verify -json: exit %d, %v\n%s\n%s", code, err, stdout, stderr)
+	}
+	if code != exitOK || !vr.OK || !vr.PlacementChecked || len(vr.Levels) != 2 {
+		t.Errorf("verify: exit %d, ok %v, placement checked %v, %d levels, failures %v", code, vr.OK, vr.PlacementChecked, len(vr.Levels), vr.Failures)
+	}
+	for _, l := range vr.Levels {
+		for _, o := range l.Outputs {
+			if !o.Equal {
+				t.Errorf("level %s: output %s differs in %d elements", l.Level, o.Name, o.DifferingElements)
+			}
+		}
+	}
+	return &vr
+}
+
+func TestCompileInfeasible(t *testing.T) {
+	dir := t.TempDir()
+	out := filepath.Join(dir, "out.onnx")
+	code, stdout, stderr := run(t, unetModel, "-o", out, "-budget", "1KiB")
+	if code != exitFailure {
+		t.Fatalf("exit %d, want 1: %s%s", code, stdout, stderr)
+	}
+	for _, want := range []string{"budget 1.00 KiB is below the smallest peak", "try -budget ", "of the no-remat peak", "smallest peak per solver: checkpoint-all 32.0 KiB"} {
+		if !strings.Contains(stderr, want) {
+			t.Errorf("stderr lacks %q:\n%s", want, stderr)
+		}
+	}
+	if _, err := os.Stat(out); !os.IsNotExist(err) {
+		t.Errorf("an infeasible budget left %s behind", out)
+	}
+	// The suggested budget works.
+	i := strings.Index(stderr, "try -budget ")
+	suggestion := strings.Fields(stderr[i+len("try -budget "):])[0]
+	if code, _, stderr := run(t, unetModel, "-o", out, "-budget", suggestion); code != exitOK {
+		t.Errorf("the suggested -budget %s: exit %d: %s", suggestion, code, stderr)
+	}
+	// A single solver names itself.
+	_, _, stderr = run(t, uModel, "-o", out, "-budget", "50%", "-solver", "checkpoint-all")
+	if want := "budget 50% of the no-remat peak (640 KiB) is below the smallest peak checkpoint-all reached, 1.25 MiB; try -budget 1.3MiB (or -budget 100% of the no-remat peak, 1.25 MiB)"; !strings.Contains(stderr, want) {
+		t.Errorf("stderr:\n%s\nwant %q", stderr, want)
+	}
+}
+
+func TestCompileUsage(t *testing.T) {
+	dir := t.TempDir()
+	out := filepath.Join(dir, "o.onnx")
+	for _, tt := range []struct {
+		args []string
+		code int
+		want string
+	}{
+		{[]string{"compile"}, exitUsage, "compile takes one model file, got 0 arguments"},
+		{[]string{unetModel}, exitUsage, "compile needs -o out.onnx"},
+		{[]string{unetModel, "-o", out, "-budget", "lots"}, exitUsage, `-budget "lots": no number`},
+		{[]string{unetModel, "-o", out, "-budget", "70"}, exitFailure, "budget 70 B is below"},
+		{[]string{unetModel, "-o", out, "-solver", "magic"}, exitUsage, `-solver "magic": unknown solver; the solvers are auto, checkpoint-all`},
+		{[]string{unetModel, "-o", out, "-time-limit", "0s"}, exitUsage, "-time-limit 0s: want a positive duration"},
+		{[]string{unetModel, "-o", out, "-emit-milp", "m.txt"}, exitUsage, `-emit-milp "m.txt": want a file ending in .lp or .mps`},
+		{[]string{unetModel, "-o", out, "-profile", "cray-1"}, exitFailure, `unknown profile "cray-1"`},
+		{[]string{unetModel, "-o", unetModel}, exitFailure, "refusing to overwrite the input model"},
+		{[]string{filepath.Join(dir, "nope.onnx"), "-o", out}, exitFailure, "nope.onnx"},
+		{[]string{unetModel, "-o", out, "-d", "chek"}, exitUsage, `-d "chek": unknown debug flag`},
+	} {
+		code, stdout, stderr := run(t, tt.args...)
+		if code != tt.code || !strings.Contains(stdout+stderr, tt.want) {
+			t.Errorf("remat-compile %v: exit %d, output %q%q; want exit %d and %q", tt.args, code, stdout, stderr, tt.code, tt.want)
+		}
+	}
+}
+
+func TestCompileEmitMILP(t *testing.T) {
+	dir := t.TempDir()
+	for _, ext := range []string{".lp", ".mps"} {
+		m := filepath.Join(dir, "unet"+ext)
+		out := filepath.Join(dir, "out.onnx")
+		// Written even when no plan fits: the point of -emit-milp is to
+		// take the problem to another solver.
+		code, _, stderr := run(t, unetModel, "-o", out, "-budget", "1KiB", "-emit-milp", m, "-solver", "checkpoint-all")
+		if code != exitFailure {
+			t.Fatalf("exit %d: %s", code, stderr)
+		}
+		data, err := os.ReadFile(m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := "Minimize"
+		if ext == ".mps" {
+			want = "ROWS"
+		}
+		if !strings.Contains(string(data), want) || !strings.Contains(string(data), "R_") {
+			t.Errorf("%s: %d bytes, lacks %q or R variables:\n%.300s", m, len(data), want, data)
+		}
+	}
+}
+
+func TestSolversCommand(t *testing.T) {
+	code, stdout, stderr := run(t, "solvers")
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	lines := strings.Split(strings.TrimRight(stdout, "\n"), "\n")
+	if len(lines) != len(solvers.All) {
+		t.Errorf("%d lines for %d solvers:\n%s", len(lines), len(solvers.All), stdout)
+	}
+	for i, s := range solvers.All {
+		if i < len(lines) && (!strings.HasPrefix(lines[i], s.Name+" ") || !strings.Contains(lines[i], solvers.Summary(s))) {
+			t.Errorf("line %d = %q; want %s and its summary", i, lines[i], s.Name)
+		}
+	}
+	if !strings.Contains(lines[0], "default") {
+		t.Errorf("the first line %q does not mark the default", lines[0])
+	}
+	if code, _, _ := run(t, "solvers", "x"); code != exitUsage {
+		t.Errorf("solvers x: exit %d, want 2", code)
+	}
+}
+
+// TestProgressLine checks that progress goes to stderr only when it is a
+// terminal, and that the line is cleared at the end.
+func TestProgressLine(t *testing.T) {
+	dir := t.TempDir()
+	for _, tty := range []bool{false, true} {
+		var out, errb bytes.Buffer
+		st := &Streams{In: strings.NewReader(""), Out: &out, Err: &errb, ErrTTY: tty}
+		code := Main(t.Context(), []string{unetModel, "-o", filepath.Join(dir, "p.onnx"), "-budget", "100%"}, st)
+		if code != exitOK {
+			t.Fatalf("exit %d: %s", code, errb.String())
+		}
+		switch {
+		case !tty && errb.Len() != 0:
+			t.Errorf("not a terminal: stderr %q, want nothing", errb.String())
+		case tty && (!strings.Contains(errb.String(), "solving") || !strings.HasSuffix(errb.String(), "\r\033[K")):
+			t.Errorf("terminal: stderr %q, want a progress line, cleared", errb.String())
+		}
+		if strings.Contains(out.String(), "solving") {
+			t.Errorf("progress on stdout: %q", out.String())
+		}
+	}
+}
