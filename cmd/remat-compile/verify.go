@@ -671,7 +671,9 @@ func verifyLevel(level, origPath, rematPath string, inputs map[string]ort.Tensor
 	if err != nil {
 		return nil, fmt.Errorf("verify: running the original model at level %s: %w", level, err)
 	}
-	remat, err := ort.Run(rematPath, inputs, opts)
+	ropts := opts
+	ropts.OptimizedModel = p != nil // to trace the recomputations through ORT's optimizers
+	remat, err := ort.Run(rematPath, inputs, ropts)
 	if err != nil {
 		return nil, fmt.Errorf("verify: running the remat model at level %s: %w", level, err)
 	}
@@ -705,7 +707,11 @@ func verifyLevel(level, origPath, rematPath string, inputs map[string]ort.Tensor
 				lr.MeasuredOverPredictedPercent, lr.MeetsAcceptanceBar = &ratio, &meets
 			}
 		}
-		lr.Recompute = checkPlacement(p, remat.Profile)
+		var og *optGraph
+		if og, err = parseOptGraph(remat.OptimizedModel, remat.Profile); err != nil {
+			lr.Failures = append(lr.Failures, fmt.Sprintf("cannot trace the recomputations: %v", err))
+		}
+		lr.Recompute = checkPlacement(p, remat.Profile, og)
 		for _, pr := range lr.Recompute {
 			if !pr.OK {
 				lr.Failures = append(lr.Failures, fmt.Sprintf("recompute node %q: %s", pr.Node, pr.Problem))
@@ -886,6 +892,23 @@ func matchEvents(g *ir.Graph, prof *ort.Profile) *eventMatch {
 type location struct {
 	first, last int
 	how         string
+	// events lists every event of the location when it was traced
+	// through the optimized graph (tracer), nil otherwise.
+	events []int
+}
+
+// overlaps reports whether l and o share an event: the same kernel
+// computes both.
+func (l location) overlaps(o location) bool {
+	if l.events == nil || o.events == nil {
+		return l.first == o.first
+	}
+	for _, i := range l.events {
+		if slices.Contains(o.events, i) {
+			return true
+		}
+	}
+	return false
 }
 
 func (l location) event(m *eventMatch) string { return m.events[l.first].Name }
@@ -897,7 +920,7 @@ func (m *eventMatch) locate(n *ir.Node) (location, bool) {
 		if t, ok := m.byOutput[n]; ok {
 			how = fmt.Sprintf("by output %q", t)
 		}
-		return location{ev[0], ev[len(ev)-1], how}, true
+		return location{first: ev[0], last: ev[len(ev)-1], how: how}, true
 	}
 	// Fused: a node matched by name upstream (the fused node keeps its
 	// first node's name) or by output downstream (it is named after its
@@ -949,7 +972,7 @@ func (m *eventMatch) locate(n *ir.Node) (location, bool) {
 		return location{}, false
 	}
 	ev := m.direct[best.w]
-	return location{ev[0], ev[len(ev)-1], fmt.Sprintf("fused into %q (with %s)", m.events[ev[0]].Name, best.w.Name)}, true
+	return location{first: ev[0], last: ev[len(ev)-1], how: fmt.Sprintf("fused into %q (with %s)", m.events[ev[0]].Name, best.w.Name)}, true
 }
 
 // changedEvent reports whether event i, matched to node n, is a kernel ORT
@@ -1006,8 +1029,24 @@ const notRun = "(not in the profile: not checked)"
 
 // checkPlacement checks every recompute entry against the remat model's
 // first-run profile.
-func checkPlacement(p *plan, prof *ort.Profile) []placementReport {
+//
+// With og, the graph ORT ran, nodes are located by tracing (optGraph);
+// without it, by matching names (eventMatch), a heuristic.
+func checkPlacement(p *plan, prof *ort.Profile, og *optGraph) []placementReport {
 	m := matchEvents(p.g, prof)
+	var tr *tracer
+	if og != nil {
+		tr = newTracer(p.g, og)
+	}
+	// locate finds where node x, a copy of original (nil: none), ran;
+	// why says why it was not found.
+	locate := func(x, original *ir.Node) (location, bool, string) {
+		if tr != nil {
+			return tr.locate(x, original)
+		}
+		l, ok := m.locate(x)
+		return l, ok, "an optimizer (CSE) merged it away or removed it"
+	}
 	nodes := map[string]*ir.Node{}
 	count := map[string]int{}
 	for _, n := range p.g.Nodes {
@@ -1041,10 +1080,13 @@ func checkPlacement(p *plan, prof *ort.Profile) []placementReport {
 		var loc location
 		present := false
 		if n != nil {
-			if loc, present = m.locate(n); present {
+			var why string
+			if loc, present, why = locate(n, nodes[e.Original]); present {
 				pr.Event, pr.Position, pr.Match = loc.event(m), loc.first, loc.how
+			} else if tr != nil {
+				problems = append(problems, "cannot be verified: no node of the graph ORT ran is known to compute its value: "+why)
 			} else {
-				problems = append(problems, "missing from ORT's profile: an optimizer (CSE) merged it away or removed it")
+				problems = append(problems, "missing from ORT's profile: "+why)
 			}
 		}
 		// The original must still run, at another event: CSE may keep
@@ -1052,17 +1094,20 @@ func checkPlacement(p *plan, prof *ort.Profile) []placementReport {
 		if e.Original != "" {
 			if on := nodes[e.Original]; on == nil {
 				problems = append(problems, fmt.Sprintf("the metadata names original %q, which the remat model does not have", e.Original))
-			} else if ol, ok := m.locate(on); !ok {
-				if present {
+			} else if ol, ok, why := locate(on, nil); !ok {
+				if present && tr != nil {
+					problems = append(problems, fmt.Sprintf("its original %q no longer runs: ORT merged the two copies (CSE) or folded the original into a constant (%s)", e.Original, why))
+				} else if present {
 					problems = append(problems, fmt.Sprintf("its original %q no longer runs: ORT merged the two copies (CSE)", e.Original))
 				}
 			} else {
 				pr.OriginalEvent = ol.event(m)
-				if present && ol.first == loc.first {
+				if present && (ol.first == loc.first || tr != nil && ol.overlaps(loc)) {
 					problems = append(problems, fmt.Sprintf("it runs as the same kernel %q as its original %q: ORT merged the two copies", pr.OriginalEvent, e.Original))
 				}
 			}
 		}
+		var sideWhy string
 		side := func(name string) (location, bool) {
 			if name == "" {
 				return location{}, false
@@ -1072,22 +1117,29 @@ func checkPlacement(p *plan, prof *ort.Profile) []placementReport {
 				problems = append(problems, fmt.Sprintf("the metadata names node %q, which the remat model does not have", name))
 				return location{}, false
 			}
-			return m.locate(sn)
+			l, ok, why := locate(sn, nil)
+			sideWhy = why
+			return l, ok
 		}
 		// The recompute must start after the "after" node's last kernel
 		// and end before the "before" node's first one; sharing a fused
 		// kernel with either is fine.
 		if al, ok := side(e.After); ok {
 			pr.AfterEvent, pr.AfterPosition = m.events[al.last].Name, al.last
-			if present && loc.first < al.last {
+			if present && loc.first < al.last && !(tr != nil && loc.overlaps(al)) {
 				problems = append(problems, fmt.Sprintf("ran at position %d (%q), before its \"after\" node %q at position %d (%q): ORT hoisted the recomputation", loc.first, pr.Event, e.After, al.last, pr.AfterEvent))
 			}
 		} else if e.After != "" && nodes[e.After] != nil {
 			pr.AfterEvent = notRun
+			if tr != nil && present {
+				// Without the "after" node's kernel nothing shows that the
+				// recomputation ran late: never pass that silently.
+				problems = append(problems, fmt.Sprintf("cannot be verified: its \"after\" node %q is not in the graph ORT ran (%s), so nothing shows that the recomputation ran after it", e.After, sideWhy))
+			}
 		}
 		if bl, ok := side(e.Before); ok {
 			pr.BeforeEvent, pr.BeforePosition = m.events[bl.first].Name, bl.first
-			if present && loc.last > bl.first {
+			if present && loc.last > bl.first && !(tr != nil && loc.overlaps(bl)) {
 				problems = append(problems, fmt.Sprintf("ran at position %d (%q), after its \"before\" node %q at position %d (%q)", loc.last, m.events[loc.last].Name, e.Before, bl.first, pr.BeforeEvent))
 			}
 		} else if e.Before != "" && nodes[e.Before] != nil {
@@ -1203,4 +1255,327 @@ func signedBytes(n int64) string {
 		return "-" + formatBytes(-n)
 	}
 	return "+" + formatBytes(n)
+}
+
+// Tracing recomputations through ORT's optimizers.
+//
+// Matching profile events by name (eventMatch) is a heuristic: ORT's
+// transformer fusions (MatMulAddFusion, MatMulScaleFusion,
+// SkipLayerNormalization, Gelu, Attention, ...) replace nodes by nodes
+// with generated names ("<matmul>/MatMulAddFusion", "SkipLayerNormalization_token_61"),
+// constant folding removes nodes, and CSE merges them. So verify has ORT
+// write the graph it actually runs (ort.Options.OptimizedModel): its nodes
+// are exactly the ones the profile's events name, and every tensor an
+// optimizer kept keeps its name. A node x of the remat model is then
+// located as follows.
+//
+//  1. If an output tensor of x is in the optimized graph, the node that
+//     produces it there computes x's value, with the nodes upstream of it
+//     that read only tensors ORT created (its region, below).
+//  2. Otherwise x was fused away with its output internal to the fused
+//     node. verify follows x's readers downstream (through tensors that
+//     vanished too, at most traceHops nodes) to the first tensors T that
+//     survive, and for each takes the region of the optimized graph that
+//     computes T from surviving tensors: T's producer and, upstream, every
+//     node reached through tensors ORT created (names the remat model does
+//     not have). The region computes x's value when it reads every
+//     surviving tensor x's value depends on (through vanished ones) and
+//     does not read the output of x's original: a fused node that reads
+//     the original's output instead (CSE merged x into it) does not
+//     compute x. A value that depends on parameters alone cannot be
+//     traced this way.
+//
+// A node located neither way is reported as unverifiable, never passed.
+// Its location is every event of its region: it ran no earlier than the
+// first and no later than the last.
+
+// traceHops bounds the downstream search for a surviving tensor.
+const traceHops = 4
+
+// optGraph is the graph ORT ran, with its nodes' profile events.
+type optGraph struct {
+	names    []string
+	inputs   [][]string
+	outputs  [][]string
+	producer map[string]int   // tensor → producing node
+	events   map[string][]int // node name → indices into the profile's events
+	dup      map[string]bool  // node names used twice
+	// alias maps the output of an NCHWc node "T_nchwc" to T where only
+	// the NCHWc form of T is left.
+	alias map[string]string
+}
+
+const nchwcSuffix = "_nchwc"
+
+// parseOptGraph reads the optimized model ORT wrote; nil, nil when there
+// is none.
+func parseOptGraph(data []byte, prof *ort.Profile) (*optGraph, error) {
+	if data == nil {
+		return nil, nil
+	}
+	var mp onnxpb.ModelProto
+	if err := (proto.UnmarshalOptions{DiscardUnknown: true}).Unmarshal(data, &mp); err != nil || mp.Graph == nil {
+		return nil, fmt.Errorf("the optimized model ORT wrote does not parse (%v)", err)
+	}
+	og := &optGraph{producer: map[string]int{}, events: map[string][]int{}, dup: map[string]bool{}, alias: map[string]string{}}
+	seen := map[string]bool{}
+	nchwc := map[string]int{}
+	for i, np := range mp.Graph.Node {
+		name := np.GetName()
+		if seen[name] {
+			og.dup[name] = true
+		}
+		seen[name] = true
+		og.names = append(og.names, name)
+		og.inputs = append(og.inputs, np.GetInput())
+		og.outputs = append(og.outputs, np.GetOutput())
+		for _, o := range np.GetOutput() {
+			if o != "" {
+				og.producer[o] = i
+			}
+		}
+		if base, ok := strings.CutSuffix(name, nchwcSuffix); ok && len(np.GetOutput()) == 1 {
+			nchwc[base] = i
+		}
+	}
+	// ORT's NCHWc transformer computes a tensor T in its blocked layout
+	// with a node named "T_nchwc" whose output it names "reorder_token_N",
+	// and converts back to T only where a reader needs T: the same value,
+	// so that output stands for T when T itself is gone.
+	for base, i := range nchwc {
+		if _, ok := og.producer[base]; !ok {
+			og.producer[base] = i
+		}
+		og.alias[mp.Graph.Node[i].GetOutput()[0]] = base
+	}
+	if prof != nil {
+		for i, e := range prof.Nodes {
+			og.events[e.Name] = append(og.events[e.Name], i)
+		}
+	}
+	return og, nil
+}
+
+// tracer locates the remat model's nodes in the optimized graph.
+type tracer struct {
+	g  *ir.Graph
+	og *optGraph
+	// tensors holds every tensor name of the remat model's root graph.
+	tensors map[string]bool
+	params  map[*ir.Value]bool
+}
+
+func newTracer(g *ir.Graph, og *optGraph) *tracer {
+	t := &tracer{g: g, og: og, tensors: map[string]bool{}, params: map[*ir.Value]bool{}}
+	for _, v := range g.Inputs {
+		t.tensors[v.Name] = true
+	}
+	for _, v := range g.Params {
+		t.tensors[v.Name] = true
+		t.params[v] = true
+	}
+	byName := map[string]*ir.Node{}
+	for _, n := range g.Nodes {
+		if n.Name != "" {
+			byName[n.Name] = n
+		}
+		for _, o := range n.Outputs {
+			if o != nil {
+				t.tensors[o.Name] = true
+			}
+		}
+	}
+	// A node ORT kept under its name (an Add between NCHWc nodes) may
+	// write its outputs under new names ("reorder_token_N"): they stand
+	// for the node's own outputs when those are gone.
+	for k, name := range og.names {
+		n := byName[name]
+		if n == nil || og.dup[name] || len(og.outputs[k]) != len(n.Outputs) {
+			continue
+		}
+		for j, o := range og.outputs[k] {
+			v := n.Outputs[j]
+			if v == nil || o == "" || t.tensors[o] {
+				continue
+			}
+			if _, ok := og.producer[v.Name]; !ok {
+				og.producer[v.Name] = k
+			}
+			og.alias[o] = v.Name
+		}
+	}
+	return t
+}
+
+// survives reports whether v is a tensor ORT still computes.
+func (t *tracer) survives(v *ir.Value) bool {
+	_, ok := t.og.producer[v.Name]
+	return ok
+}
+
+// activation reports whether v is computed or fed at run time: a graph
+// input or a node output that is not a Constant's (parameters and values
+// of enclosing graphs are not).
+func (t *tracer) activation(v *ir.Value) bool {
+	switch {
+	case v == nil || v.Graph != t.g:
+		return false
+	case v.Def == nil:
+		return !t.params[v] && !v.IsConst()
+	}
+	return !(v.Def.Op == "Constant" && (v.Def.Domain == "" || v.Def.Domain == "ai.onnx"))
+}
+
+// needs returns the surviving tensors (and graph inputs) that x's value
+// depends on through tensors that vanished.
+func (t *tracer) needs(x *ir.Node) map[string]bool {
+	out := map[string]bool{}
+	seen := map[*ir.Node]bool{}
+	var walk func(*ir.Node)
+	walk = func(n *ir.Node) {
+		if seen[n] {
+			return
+		}
+		seen[n] = true
+		for _, v := range n.AllInputs() {
+			switch {
+			case !t.activation(v):
+			case v.Def == nil || t.survives(v):
+				out[v.Name] = true
+			case v.Def.Graph == t.g:
+				walk(v.Def)
+			}
+		}
+	}
+	walk(x)
+	return out
+}
+
+// region returns the nodes of the optimized graph that compute the
+// surviving tensor name from surviving tensors, and the surviving tensors
+// they read.
+func (t *tracer) region(name string) ([]int, map[string]bool) {
+	var nodes []int
+	reads := map[string]bool{}
+	seen := map[int]bool{}
+	var walk func(int)
+	walk = func(k int) {
+		if seen[k] {
+			return
+		}
+		seen[k] = true
+		nodes = append(nodes, k)
+		for _, in := range t.og.inputs[k] {
+			if in == "" {
+				continue
+			}
+			if base, ok := t.og.alias[in]; ok && t.tensors[base] {
+				in = base
+			}
+			if t.tensors[in] {
+				reads[in] = true
+				continue
+			}
+			if p, ok := t.og.producer[in]; ok {
+				walk(p) // a tensor ORT created: part of the fused computation
+			}
+		}
+	}
+	walk(t.og.producer[name])
+	slices.Sort(nodes)
+	return nodes, reads
+}
+
+// locate finds the kernels that compute x's value (x copies original, nil
+// for none); why says why there are none.
+func (t *tracer) locate(x, original *ir.Node) (location, bool, string) {
+	for _, o := range x.Outputs {
+		if o != nil && t.survives(o) {
+			// Its producer, and the nodes ORT inserted upstream of it
+			// (MatMulAddFusion's Reshape-Gemm-Reshape writes the Add's
+			// tensor from a Reshape).
+			nodes, _ := t.region(o.Name)
+			return t.at(nodes, fmt.Sprintf("by output %q", o.Name))
+		}
+	}
+	need := t.needs(x)
+	if len(need) == 0 {
+		return location{}, false, "its value depends on parameters alone (ORT folds such nodes into constants)"
+	}
+	origOut := map[string]bool{}
+	if original != nil {
+		for _, o := range original.Outputs {
+			if o != nil {
+				origOut[o.Name] = true
+			}
+		}
+	}
+	// Downstream, breadth first, to the first surviving tensors.
+	type item struct {
+		n    *ir.Node
+		hops int
+	}
+	queue := []item{{x, 0}}
+	seen := map[*ir.Node]bool{x: true}
+	tried := 0
+	for len(queue) > 0 {
+		it := queue[0]
+		queue = queue[1:]
+		for _, o := range it.n.Outputs {
+			if o == nil {
+				continue
+			}
+			for _, u := range o.Uses {
+				c := u.Node
+				if seen[c] || c.Graph != t.g {
+					continue
+				}
+				seen[c] = true
+				vanished := true
+				for _, co := range c.Outputs {
+					if co == nil || !t.survives(co) {
+						continue
+					}
+					vanished = false
+					tried++
+					nodes, reads := t.region(co.Name)
+					ok := true
+					for name := range need {
+						ok = ok && reads[name]
+					}
+					for name := range origOut {
+						ok = ok && !reads[name]
+					}
+					if ok {
+						return t.at(nodes, fmt.Sprintf("fused: its output is internal to the kernel(s) computing %q", co.Name))
+					}
+				}
+				if vanished && it.hops+1 < traceHops {
+					queue = append(queue, item{c, it.hops + 1})
+				}
+			}
+		}
+	}
+	if tried == 0 {
+		return location{}, false, "none of its outputs, nor any tensor computed from them nearby, is in the graph ORT ran"
+	}
+	return location{}, false, "its outputs are gone from the graph ORT ran, and no kernel downstream reads what its value is computed from (an optimizer merged it into another node or removed it)"
+}
+
+// at makes the location of optimized nodes ks.
+func (t *tracer) at(ks []int, how string) (location, bool, string) {
+	var evs []int
+	for _, k := range ks {
+		name := t.og.names[k]
+		if t.og.dup[name] {
+			return location{}, false, fmt.Sprintf("the graph ORT ran names two nodes %q, so the profile cannot tell them apart", name)
+		}
+		ev := t.og.events[name]
+		if len(ev) == 0 {
+			return location{}, false, fmt.Sprintf("node %q of the graph ORT ran has no kernel event in the profile", name)
+		}
+		evs = append(evs, ev...)
+	}
+	slices.Sort(evs)
+	return location{first: evs[0], last: evs[len(evs)-1], how: how, events: evs}, true, ""
 }

@@ -8,13 +8,16 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
 	onnxexp "github.com/remat-compile/remat/exporters/onnx"
 	onnximp "github.com/remat-compile/remat/importers/onnx"
+	"github.com/remat-compile/remat/internal/onnxpb"
 	"github.com/remat-compile/remat/internal/ort"
 	"github.com/remat-compile/remat/ir"
+	"google.golang.org/protobuf/proto"
 )
 
 var updateVerify = flag.Bool("update-verify", false, "rewrite the fixtures under testdata/verify")
@@ -504,7 +507,7 @@ func TestPlacementMatching(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			got := map[string]placementReport{}
-			for _, pr := range checkPlacement(tt.plan, tt.prof) {
+			for _, pr := range checkPlacement(tt.plan, tt.prof, nil) {
 				got[pr.Node] = pr
 			}
 			for node, want := range tt.want {
@@ -524,3 +527,85 @@ func TestPlacementMatching(t *testing.T) {
 }
 
 func ptr[T any](x T) *T { return &x }
+
+// TestPlacementTracing checks the tracing through the graph ORT ran
+// (optGraph), without running ORT: optimized graphs written by hand in the
+// forms ORT's optimizers produce, with a profile that runs their nodes in
+// order.
+func TestPlacementTracing(t *testing.T) {
+	late := &plan{md: ptr(uMetadata()), g: buildUGraph(t, uVariant{remat: true})}
+	type onode struct {
+		name, op string
+		in, out  []string
+	}
+	build := func(nodes ...onode) ([]byte, *ort.Profile) {
+		mp := &onnxpb.ModelProto{Graph: &onnxpb.GraphProto{Name: proto.String("u")}}
+		prof := &ort.Profile{}
+		for i, n := range nodes {
+			mp.Graph.Node = append(mp.Graph.Node, &onnxpb.NodeProto{Name: proto.String(n.name), OpType: proto.String(n.op), Input: n.in, Output: n.out})
+			prof.Nodes = append(prof.Nodes, ort.NodeEvent{Name: n.name, OpType: n.op, NodeIndex: i})
+		}
+		data, err := proto.Marshal(mp)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return data, prof
+	}
+	head := []onode{
+		{"enc1_conv", "FusedConv", []string{"x", "enc1.weight", "enc1.bias"}, []string{"e1"}},
+		{"enc2_conv", "FusedConv", []string{"e1", "enc2.weight", "enc2.bias"}, []string{"e2"}},
+		{"dec3_relu", "Relu", []string{"s3"}, []string{"d3"}},
+	}
+	tail := onode{"dec2_add", "Add", []string{"d3", "e2_rc1"}, []string{"s2"}}
+	for _, tt := range []struct {
+		name  string
+		nodes []onode
+		// want gives, per recompute node, the event it ran as ("" when
+		// it is not located) and "" or a substring of the problem.
+		want map[string][2]string
+	}{
+		{"fused with generated names: traced through the tensors ORT created", append(slices.Clone(head),
+			onode{"enc1_conv_rc1/Fusion", "FusedConv", []string{"x", "enc1.weight", "enc1.bias"}, []string{"fusion_token_1"}},
+			onode{"reshape_token_2", "Reshape", []string{"fusion_token_1", "shape_token_0"}, []string{"e1_rc1"}},
+			onode{"FusedConv_token_3", "FusedConv", []string{"e1_rc1", "enc2.weight", "enc2.bias"}, []string{"e2_rc1"}},
+			tail),
+			map[string][2]string{"enc1_conv_rc1": {"enc1_conv_rc1/Fusion", ""}, "enc1_relu_rc1": {"enc1_conv_rc1/Fusion", ""},
+				"enc2_conv_rc1": {"FusedConv_token_3", ""}, "enc2_relu_rc1": {"FusedConv_token_3", ""}}},
+		{"CSE merged the first copy: the kernel that reads the original's output does not compute it", append(slices.Clone(head),
+			onode{"FusedConv_token_3", "FusedConv", []string{"e1", "enc2.weight", "enc2.bias"}, []string{"e2_rc1"}},
+			tail),
+			map[string][2]string{"enc1_conv_rc1": {"", "cannot be verified"}, "enc1_relu_rc1": {"", "cannot be verified"},
+				"enc2_conv_rc1": {"", "cannot be verified"}, "enc2_relu_rc1": {"FusedConv_token_3", ""}}},
+		{"hoisted: the fused copy runs before its \"after\" node", []onode{head[0], head[1],
+			{"FusedConv_token_3", "FusedConv", []string{"x", "enc1.weight", "enc1.bias"}, []string{"e1_rc1"}},
+			{"FusedConv_token_4", "FusedConv", []string{"e1_rc1", "enc2.weight", "enc2.bias"}, []string{"e2_rc1"}},
+			head[2], tail},
+			map[string][2]string{"enc1_conv_rc1": {"FusedConv_token_3", "ORT hoisted"}, "enc2_conv_rc1": {"FusedConv_token_4", "ORT hoisted"}}},
+		{"the \"after\" node is gone: unverifiable, not passed", []onode{head[0], head[1],
+			{"FusedConv_token_3", "FusedConv", []string{"x", "enc1.weight", "enc1.bias"}, []string{"e1_rc1"}},
+			{"FusedConv_token_4", "FusedConv", []string{"e1_rc1", "enc2.weight", "enc2.bias"}, []string{"e2_rc1"}},
+			{"dec2_add", "Add", []string{"s3", "e2_rc1"}, []string{"s2"}}},
+			map[string][2]string{"enc1_conv_rc1": {"FusedConv_token_3", `its "after" node "dec3_relu" is not in the graph ORT ran`}}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			data, prof := build(tt.nodes...)
+			og, err := parseOptGraph(data, prof)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := map[string]placementReport{}
+			for _, pr := range checkPlacement(late, prof, og) {
+				got[pr.Node] = pr
+			}
+			for node, want := range tt.want {
+				pr := got[node]
+				if pr.Event != want[0] {
+					t.Errorf("%s ran as %q (%s), want %q", node, pr.Event, pr.Match, want[0])
+				}
+				if want[1] == "" && !pr.OK || want[1] != "" && !strings.Contains(pr.Problem, want[1]) {
+					t.Errorf("%s: ok %v, problem %q; want problem %q", node, pr.OK, pr.Problem, want[1])
+				}
+			}
+		})
+	}
+}

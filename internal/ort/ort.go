@@ -175,6 +175,14 @@ type Options struct {
 	// Runs is how many times the model is run in the one session (0 means
 	// 1). Outputs and the profile come from the first run.
 	Runs int
+	// OptimizedModel asks ORT to write the graph it runs, after its
+	// optimizers (session option optimized_model_filepath), and Run returns
+	// it in Result.OptimizedModel: an ONNX model whose nodes are the ones
+	// the profile's events name (fused nodes under the names ORT gave them,
+	// constant-folded nodes gone, CSE-merged ones removed), with ORT's
+	// inferred value_info. Graph inputs, outputs and every tensor an
+	// optimizer kept carry their names from the input model.
+	OptimizedModel bool
 	// Config holds extra session config entries (key → value), set after
 	// the ones above.
 	Config map[string]string
@@ -510,6 +518,9 @@ type Result struct {
 	// RunTimes is the wall-clock time of each Run call on the session, in
 	// order (with the profiler's overhead when profiling).
 	RunTimes []time.Duration
+	// OptimizedModel is the serialized ModelProto of the graph ORT ran
+	// (Options.OptimizedModel); nil unless asked for.
+	OptimizedModel []byte
 }
 
 // ValueShapes runs the model once at level "disabled" with profiling on (the

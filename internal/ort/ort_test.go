@@ -12,6 +12,9 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/remat-compile/remat/internal/onnxpb"
+	"google.golang.org/protobuf/proto"
 )
 
 // The test models are built once per test binary by Debian's python3-onnx
@@ -830,5 +833,45 @@ func TestTensorHelpers(t *testing.T) {
 	}
 	if th, runs, err := (Options{}).check(); th != 1 || runs != 1 || err != nil {
 		t.Errorf("zero options: threads %d runs %d err %v", th, runs, err)
+	}
+}
+
+// TestOptimizedModel: ORT hands back the graph it ran. The zoo's
+// transformer encoder gathers its position embeddings from two
+// initializers; ORT's constant folding (level basic and up) removes that
+// node, and at level disabled the graph is the file's.
+func TestOptimizedModel(t *testing.T) {
+	requireORT(t)
+	path := filepath.Join("..", "..", "testdata", "zoo", "transformer_encoder.onnx")
+	in := mustInputs(t, path, 1, nil)
+	nodes := func(level string) map[string]string {
+		opts := MeasureOptions(level)
+		opts.OptimizedModel = true
+		res := mustRun(t, path, in, opts)
+		var mp onnxpb.ModelProto
+		if err := proto.Unmarshal(res.OptimizedModel, &mp); err != nil || mp.Graph == nil {
+			t.Fatalf("level %s: the optimized model does not parse (%d bytes): %v", level, len(res.OptimizedModel), err)
+		}
+		out := map[string]string{}
+		for _, n := range mp.Graph.Node {
+			out[n.GetName()] = n.GetOpType()
+		}
+		// Every node the profile names is a node of the optimized graph.
+		for _, e := range res.Profile.Nodes {
+			if op, ok := out[e.Name]; !ok || op != e.OpType {
+				t.Errorf("level %s: profile event %q (%s) is not a node of the optimized graph", level, e.Name, e.OpType)
+			}
+		}
+		return out
+	}
+	if d := nodes("disabled"); d["embeddings.position"] != "Gather" || len(d) != 48 {
+		t.Errorf("level disabled: %d nodes, embeddings.position is %q; want the file's 48, a Gather", len(d), d["embeddings.position"])
+	}
+	if b := nodes("basic"); b["embeddings.position"] != "" {
+		t.Errorf("level basic: embeddings.position (%s) was not constant-folded", b["embeddings.position"])
+	}
+	res := mustRun(t, path, in, MeasureOptions("disabled"))
+	if res.OptimizedModel != nil {
+		t.Errorf("OptimizedModel returned without being asked for")
 	}
 }

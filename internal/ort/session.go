@@ -238,6 +238,19 @@ func run(modelPath string, inputs map[string]Tensor, opts Options) (res *Result,
 		}
 	}
 
+	var optPath string
+	if opts.OptimizedModel {
+		dir, err := os.MkdirTemp("", "remat-ort-optimized-")
+		if err != nil {
+			return nil, err
+		}
+		defer os.RemoveAll(dir)
+		optPath = filepath.Join(dir, "optimized.onnx")
+		if err := so.SetOptimizedModelFilePath(optPath); err != nil {
+			return nil, fmt.Errorf("setting the optimized model file path: %w", err)
+		}
+	}
+
 	inVals := make([]onnx.Value, len(inNames))
 	defer func() { destroyAll(inVals) }()
 	for i, name := range inNames {
@@ -295,6 +308,12 @@ func run(modelPath string, inputs map[string]Tensor, opts Options) (res *Result,
 	}
 	release()
 
+	if opts.OptimizedModel {
+		// ORT writes the file while it creates the session.
+		if res.OptimizedModel, err = os.ReadFile(optPath); err != nil {
+			return nil, fmt.Errorf("reading the optimized model ORT wrote: %w", err)
+		}
+	}
 	if opts.Profile {
 		res.Profile, err = readProfile(profDir)
 		if err != nil {

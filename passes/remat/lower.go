@@ -77,9 +77,22 @@ func (m *Mapping) Sequence(plan *Plan) []*ir.Node {
 //     the outer-scope values its subgraphs capture; graph inputs,
 //     parameters, Constant outputs (unless ConstantNodes) and values of
 //     enclosing graphs are available throughout and are not dependencies.
-//   - Recomputable is ir.Node.Recomputable: false for random and stateful
+//   - Recomputable is ir.Node.Recomputable (false for random and stateful
 //     ops, control flow containing them, and ops the op table does not
-//     know.
+//     know), and false for constant-foldable nodes (ConstantFoldable):
+//     their value depends on parameters alone, so from level "basic" up
+//     ONNX Runtime's ConstantFolding replaces the node by an initializer
+//     when it loads the model. A recomputation of such a node cannot
+//     save anything there: the original no longer runs (its value is a
+//     resident initializer, which the memory model does not count), and
+//     the copy, which the exporter ties to the schedule with a fake data
+//     dependency so that it is no longer constant, runs as an extra node
+//     holding an extra buffer. At level "disabled" the node runs once, as
+//     an activation, exactly as the memory model counts it; keeping it
+//     out of the plan's recomputations is therefore faithful at every
+//     level, whereas lowering its output as a parameter would
+//     under-count level "disabled" and make Lower disagree with
+//     memory.Simulate (LowerOptions.Memory).
 //   - Outputs are the nodes that produce graph outputs.
 //
 // A value whose size is unknown makes Lower fail with a *memory.SizeError
@@ -95,6 +108,7 @@ func Lower(g *ir.Graph, cost func(*ir.Node) float64, opts LowerOptions) (*Proble
 	isParamConst := func(n *ir.Node) bool {
 		return !opts.ConstantNodes && n.Op == "Constant" && (n.Domain == "" || n.Domain == "ai.onnx")
 	}
+	foldable := ConstantFoldable(g)
 	for _, n := range g.Nodes {
 		if isParamConst(n) {
 			continue
@@ -153,7 +167,7 @@ func Lower(g *ir.Graph, cost func(*ir.Node) float64, opts LowerOptions) (*Proble
 			return nil, nil, fmt.Errorf("remat: Lower: the cost model gives node %q (%s) a cost of %v seconds", n.String(), n.OpName(), c)
 		}
 		p.Seconds[i] = c
-		p.Recomputable[i] = n.Recomputable()
+		p.Recomputable[i] = n.Recomputable() && !foldable[n]
 		p.Names[i] = n.String()
 	}
 	// producer returns the problem node and part of v, or ok = false when
@@ -258,6 +272,57 @@ func Lower(g *ir.Graph, cost func(*ir.Node) float64, opts LowerOptions) (*Proble
 		return nil, nil, fmt.Errorf("remat: Lower: internal error: %w", err)
 	}
 	return p, m, nil
+}
+
+// ConstantFoldable returns the nodes of g whose every input (and every
+// outer-scope value their subgraphs read) is a parameter (an initializer),
+// the output of a Constant node, or the output of another such node: the
+// nodes ONNX Runtime's ConstantFolding evaluates once when it loads the
+// model, from optimization level "basic" up, and replaces by initializers
+// (research note ort-execution.md; measured on the zoo's
+// transformer_encoder, whose position-embedding Gather of two initializers
+// is gone from the optimized graph at "basic"). Constant nodes themselves
+// are not listed: Lower makes them parameters, or, under
+// LowerOptions.ConstantNodes, ordinary nodes on purpose. Graph inputs and values of enclosing graphs are not constant. Nodes
+// whose op is not recomputable (random, stateful) are never included:
+// ORT does not fold them and their value is not a function of the
+// parameters. g's nodes must be in topological order; a node read before
+// its producer counts as not constant.
+func ConstantFoldable(g *ir.Graph) map[*ir.Node]bool {
+	params := make(map[*ir.Value]bool, len(g.Params))
+	for _, v := range g.Params {
+		params[v] = true
+	}
+	out := map[*ir.Node]bool{}
+	constant := func(v *ir.Value) bool {
+		switch {
+		case v == nil:
+			return true // an omitted optional input
+		case v.Def == nil:
+			return params[v] || v.IsConst() && v.Graph == g
+		case v.Def.Graph != g:
+			return false
+		case isConstantNode(v.Def):
+			return true
+		}
+		return out[v.Def]
+	}
+	for _, n := range g.Nodes {
+		if isConstantNode(n) || !n.Recomputable() {
+			continue
+		}
+		all := true
+		for _, v := range n.AllInputs() {
+			if !constant(v) {
+				all = false
+				break
+			}
+		}
+		if all {
+			out[n] = true
+		}
+	}
+	return out
 }
 
 // sortParts sorts a part list and removes repeats.

@@ -172,3 +172,49 @@ func TestLowerOutputParts(t *testing.T) {
 		t.Errorf("Outputs %v, OutputParts %v", p.Outputs, p.OutputParts)
 	}
 }
+
+// TestLowerConstantFoldable: nodes computed from parameters and Constants
+// alone (ORT folds them into initializers from level "basic" up) are not
+// recomputable; a node that also reads a graph input is.
+func TestLowerConstantFoldable(t *testing.T) {
+	g := parse(t, `graph fold {
+  opset 17
+  input x:f32[2,4]
+  param table = f32[8,4]{0.5, ...}
+  ids:i64[2] = Constant() {value=i64[2]{1, 3}} name="ids"
+  pos:f32[2,4] = Gather(table, ids) name="pos"
+  posr:f32[2,4] = Relu(pos) name="posr"
+  a:f32[2,4] = Add(x, posr) name="add"
+  y:f32[2,4] = Relu(a) name="relu"
+  return y
+}`)
+	fold := remat.ConstantFoldable(g)
+	var names []string
+	for _, n := range g.Nodes {
+		if fold[n] {
+			names = append(names, n.Name)
+		}
+	}
+	if !slices.Equal(names, []string{"pos", "posr"}) {
+		t.Errorf("ConstantFoldable = %v, want [pos posr]", names)
+	}
+	for _, o := range []remat.LowerOptions{{}, {ConstantNodes: true}} {
+		p, _, err := remat.Lower(g, unitCost, o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rec := map[string]bool{}
+		for i, name := range p.Names {
+			rec[name] = p.Recomputable[i]
+		}
+		want := map[string]bool{"pos": false, "posr": false, "add": true, "relu": true}
+		if o.ConstantNodes {
+			want["ids"] = true // an ordinary node on purpose
+		}
+		for name, w := range want {
+			if got, ok := rec[name]; !ok || got != w {
+				t.Errorf("ConstantNodes=%v: %s recomputable %v (lowered %v), want %v", o.ConstantNodes, name, got, ok, w)
+			}
+		}
+	}
+}
