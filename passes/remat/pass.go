@@ -369,38 +369,17 @@ func run(st *passes.State, g *ir.Graph, opts Options) (bool, error) {
 	*res = Result{Solver: opts.Solver.Name, Profile: opts.Profile.Device.Name, Budget: opts.Budget, Gap: math.Inf(1)}
 
 	// 1. Lower, costing each node once.
-	sources := make([]string, g.NumNodes())
-	var costErr error
-	cost := func(n *ir.Node) float64 {
-		c, err := opts.Profile.Cost(n)
-		if err != nil {
-			if costErr == nil {
-				costErr = err
-			}
-			return 0
-		}
-		sources[n.ID] = c.Source
-		return c.Seconds
-	}
-	p, m, err := Lower(g, cost, opts.Memory)
+	p, m, sources, err := LowerCosted(g, opts.Profile, opts.Memory)
 	if err != nil {
-		return false, err // unknown sizes (a *memory.SizeError listing them all) first
-	}
-	if costErr != nil {
-		return false, fmt.Errorf("remat: cost model %s: %w", opts.Profile.Device.Name, costErr)
+		return false, err
 	}
 	res.CostSources = map[string]int{}
-	for i, n := range m.Nodes {
+	for _, n := range m.Nodes {
 		res.CostSources[sources[n.ID]]++
-		// Rewrite cannot duplicate a node with subgraphs (If, Loop,
-		// Scan): such a node runs once.
-		if len(n.Subgraphs()) > 0 {
-			p.Recomputable[i] = false
-		}
 	}
 
 	// 2. The no-remat peak and the budget.
-	base, err := noRematPlan(p)
+	base, err := NoRematPlan(p)
 	if err != nil {
 		return false, &passes.InternalError{Pass: PassName, Err: err}
 	}
@@ -410,7 +389,7 @@ func run(st *passes.State, g *ir.Graph, opts Options) (bool, error) {
 	}
 	res.BeforePeakBytes = baseRes.PeakBytes
 	res.BaseSeconds = baseRes.TotalSeconds
-	if i, b := workingSetFloor(p); i >= 0 {
+	if i, b := WorkingSetFloor(p); i >= 0 {
 		res.FloorBytes, res.FloorNode = b, p.Name(i)
 	}
 	budget, err := opts.Budget.Resolve(baseRes.PeakBytes, opts.Profile.MemoryBytes(), uncountedResident(g, opts.Memory))
@@ -484,6 +463,39 @@ func run(st *passes.State, g *ir.Graph, opts Options) (bool, error) {
 	return check.Recomputations > 0, nil
 }
 
+// LowerCosted lowers g (Lower) with every node's seconds from prof's cost
+// model, and returns with the problem the cost source of each node, by
+// node ID (profiles.Cost.Source). Nodes with subgraphs (If, Loop, Scan)
+// are not recomputable: Rewrite cannot duplicate them.
+func LowerCosted(g *ir.Graph, prof *profiles.Profile, mo LowerOptions) (*Problem, *Mapping, []string, error) {
+	sources := make([]string, g.NumNodes())
+	var costErr error
+	cost := func(n *ir.Node) float64 {
+		c, err := prof.Cost(n)
+		if err != nil {
+			if costErr == nil {
+				costErr = err
+			}
+			return 0
+		}
+		sources[n.ID] = c.Source
+		return c.Seconds
+	}
+	p, m, err := Lower(g, cost, mo)
+	if err != nil {
+		return nil, nil, nil, err // unknown sizes (a *memory.SizeError listing them all) first
+	}
+	if costErr != nil {
+		return nil, nil, nil, fmt.Errorf("remat: cost model %s: %w", prof.Device.Name, costErr)
+	}
+	for i, n := range m.Nodes {
+		if len(n.Subgraphs()) > 0 {
+			p.Recomputable[i] = false
+		}
+	}
+	return p, m, sources, nil
+}
+
 // solveError turns a solver's error into the pass's.
 func solveError(opts Options, res *Result, err error) error {
 	name := opts.Solver.Name
@@ -526,11 +538,11 @@ func bestAttempt(attempts []Attempt, need int64, proven bool) string {
 	return attempts[0].Solver
 }
 
-// workingSetFloor returns the node with the largest working set and its
+// WorkingSetFloor returns the node with the largest working set and its
 // bytes: every part it outputs and every part it reads, plus ConstBytes.
 // Whatever the plan, the step that computes the node holds at least that
 // much, so no plan peaks lower. −1 for a problem without nodes.
-func workingSetFloor(p *Problem) (node int, bytes int64) {
+func WorkingSetFloor(p *Problem) (node int, bytes int64) {
 	node = -1
 	for i := range p.N() {
 		b := p.ConstBytes + p.Bytes[i]
@@ -542,9 +554,9 @@ func workingSetFloor(p *Problem) (node int, bytes int64) {
 	return node, bytes
 }
 
-// noRematPlan is checkpoint-all: every node computed once in its own
+// NoRematPlan is checkpoint-all: every node computed once in its own
 // stage.
-func noRematPlan(p *Problem) (*Plan, error) {
+func NoRematPlan(p *Problem) (*Plan, error) {
 	stages := make([][]int32, p.N())
 	for t := range stages {
 		stages[t] = []int32{int32(t)}

@@ -1,0 +1,348 @@
+package main
+
+import (
+	"context"
+	"encoding/csv"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"math"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/remat-compile/remat/passes/remat"
+	"github.com/remat-compile/remat/passes/remat/solvers"
+	"github.com/remat-compile/remat/passes/remat/synth"
+	"github.com/remat-compile/remat/profiles"
+)
+
+// The bench command: every solver on a set of graphs at a set of budgets,
+// one table row per (graph, budget, solver), in the columns of MOCCASIN's
+// Table 3 (total duration increase, peak, time to the best plan) plus the
+// optimality gap, and the cost ratio of checkmate-lp to checkmate-milp
+// (Checkmate Table 2).
+
+type benchOptions struct {
+	load      loadOptions
+	budgets   string
+	solvers   string
+	profile   string
+	timeLimit time.Duration
+	csvOut    string
+}
+
+func benchCmd() *command {
+	return &command{
+		name:  "bench",
+		usage: "[-budgets 90%,80%] [-solvers all|NAME,...] [-time-limit 60s] [-profile NAME] [-csv out.csv] GRAPH...",
+		short: "Run solvers on models or seeded random layered graphs (GRAPH = model.onnx or layered:N:M[:SEED]) at several budgets and tabulate overhead, peak, time to the best plan and gap.",
+		setup: func(fs *flag.FlagSet) func(context.Context, []string, *Streams) error {
+			o := &benchOptions{}
+			o.load.shapes.register(fs)
+			fs.StringVar(&o.budgets, "budgets", "90%,80%", "comma-separated `budgets`: percentages of the no-remat peak or bytes with a unit")
+			fs.StringVar(&o.solvers, "solvers", "all", "comma-separated solver `names`, or all (see `remat-compile solvers`)")
+			fs.StringVar(&o.profile, "profile", defaultProfile, "device `profile` for the models' costs: a built-in name ("+strings.Join(profiles.Builtins(), ", ")+") or a .yaml file")
+			fs.DurationVar(&o.timeLimit, "time-limit", 60*time.Second, "each solver's time limit per graph and budget")
+			fs.StringVar(&o.csvOut, "csv", "", "also write the rows to `file` as CSV")
+			return func(ctx context.Context, args []string, io *Streams) error {
+				if len(args) == 0 {
+					return usagef("bench needs at least one GRAPH: a model file or layered:N:M[:SEED]")
+				}
+				return runBench(ctx, o, args, io)
+			}
+		},
+	}
+}
+
+// benchGraph is one graph of the run.
+type benchGraph struct {
+	name string
+	p    *remat.Problem
+}
+
+// benchRow is one solver's outcome on one graph at one budget.
+type benchRow struct {
+	graph        string
+	nodes, edges int
+	budget       string
+	budgetBytes  int64
+	basePeak     int64
+	floorBytes   int64
+	solver       string
+	status       string  // optimal, feasible, over-budget, infeasible, none, timeout, error
+	overhead     float64 // percent over checkpoint-all's cost; NaN without a plan
+	peak         int64   // the plan's peak; the least peak reached when over budget
+	toBest       float64 // seconds to the best plan
+	total        float64 // seconds the solver ran
+	gap          float64 // percent; NaN when unknown
+	cost         float64 // seconds; NaN without a plan
+	note         string
+}
+
+func runBench(ctx context.Context, o *benchOptions, args []string, st *Streams) error {
+	if o.timeLimit <= 0 {
+		return usagef("-time-limit %v: want a positive duration such as 60s", o.timeLimit)
+	}
+	var budgets []remat.Budget
+	var budgetNames []string
+	for _, s := range strings.Split(o.budgets, ",") {
+		b, err := parseBudget(strings.TrimSpace(s))
+		if err != nil {
+			return err
+		}
+		budgets, budgetNames = append(budgets, b), append(budgetNames, b.String())
+	}
+	var list []remat.Solver
+	if o.solvers == "all" {
+		list = solvers.All
+	} else {
+		for _, name := range strings.Split(o.solvers, ",") {
+			s, ok := solvers.Lookup(strings.TrimSpace(name))
+			if !ok {
+				return usagef("-solvers: unknown solver %q; the solvers are %s", name, strings.Join(solvers.Names(), ", "))
+			}
+			list = append(list, s)
+		}
+	}
+	var prof *profiles.Profile
+	var graphs []benchGraph
+	for _, a := range args {
+		if spec, ok := strings.CutPrefix(a, "layered:"); ok {
+			p, err := parseLayered(spec)
+			if err != nil {
+				return err
+			}
+			graphs = append(graphs, benchGraph{a, p})
+			continue
+		}
+		if prof == nil {
+			var err error
+			if prof, err = profiles.Load(o.profile); err != nil {
+				return err
+			}
+		}
+		o.load.requireStatic = true
+		g, _, err := loadModel(ctx, a, &o.load, st.Err)
+		if err != nil {
+			return err
+		}
+		p, _, _, err := remat.LowerCosted(g, prof, remat.LowerOptions{})
+		if err != nil {
+			return err
+		}
+		graphs = append(graphs, benchGraph{a, p})
+	}
+
+	var rows []benchRow
+	for _, gr := range graphs {
+		base, err := remat.NoRematPlan(gr.p)
+		if err != nil {
+			return err
+		}
+		baseRes, err := remat.Evaluate(gr.p, base)
+		if err != nil {
+			return fmt.Errorf("bench %s: internal error: checkpoint-all fails Evaluate: %w", gr.name, err)
+		}
+		_, floor := remat.WorkingSetFloor(gr.p)
+		edges := 0
+		for _, d := range gr.p.Deps {
+			edges += len(d)
+		}
+		for bi, b := range budgets {
+			bytes, err := b.Resolve(baseRes.PeakBytes, 0, 0)
+			if err != nil {
+				return err
+			}
+			q := *gr.p
+			q.BudgetBytes = bytes
+			for _, s := range list {
+				if err := ctx.Err(); err != nil {
+					return err
+				}
+				r := benchOne(ctx, s, &q, baseRes.TotalSeconds, o.timeLimit)
+				r.graph, r.nodes, r.edges = gr.name, gr.p.N(), edges
+				r.budget, r.budgetBytes = budgetNames[bi], bytes
+				r.basePeak, r.floorBytes = baseRes.PeakBytes, floor
+				rows = append(rows, r)
+				fmt.Fprintf(st.Err, "bench: %s at %s: %s %s in %.1fs\n", gr.name, r.budget, s.Name, r.status, r.total)
+			}
+		}
+	}
+	if err := printBench(st.Out, rows); err != nil {
+		return err
+	}
+	if o.csvOut != "" {
+		return writeFileAtomic(o.csvOut, func(w io.Writer) error { return writeBenchCSV(w, rows) })
+	}
+	return nil
+}
+
+// parseLayered reads N:M[:SEED].
+func parseLayered(spec string) (*remat.Problem, error) {
+	parts := strings.Split(spec, ":")
+	if len(parts) < 2 || len(parts) > 3 {
+		return nil, usagef("layered:%s: want layered:N:M[:SEED], for example layered:100:236", spec)
+	}
+	var nums [3]int
+	nums[2] = 1
+	for i, s := range parts {
+		v, err := strconv.Atoi(s)
+		if err != nil || v < 0 {
+			return nil, usagef("layered:%s: %q is not a non-negative integer", spec, s)
+		}
+		nums[i] = v
+	}
+	p, err := synth.Layered(uint64(nums[2]), nums[0], nums[1])
+	if err != nil {
+		return nil, usagef("layered:%s: %v", spec, err)
+	}
+	return p, nil
+}
+
+// benchOne runs one solver under the time limit and checks its plan.
+func benchOne(ctx context.Context, s remat.Solver, p *remat.Problem, baseSeconds float64, limit time.Duration) benchRow {
+	r := benchRow{solver: s.Name, overhead: math.NaN(), gap: math.NaN(), cost: math.NaN()}
+	ctx, cancel := context.WithTimeout(ctx, limit)
+	defer cancel()
+	best, bestAt := math.Inf(1), 0.0
+	progress := func(pr remat.Progress) {
+		if pr.Incumbent < best {
+			best, bestAt = pr.Incumbent, pr.Elapsed
+		}
+	}
+	start := time.Now()
+	plan, err := s.Solve(ctx, p, progress)
+	r.total = time.Since(start).Seconds()
+	timedOut := ctx.Err() != nil
+	var be *remat.BudgetError
+	switch {
+	case err == nil && plan != nil:
+		res, cerr := remat.Check(p, plan)
+		if cerr != nil {
+			r.status, r.note = "error", "plan fails Check (a solver bug): "+cerr.Error()
+			return r
+		}
+		r.cost, r.peak = res.TotalSeconds, res.PeakBytes
+		if baseSeconds > 0 {
+			r.overhead = 100 * (res.TotalSeconds - baseSeconds) / baseSeconds
+		}
+		r.status = "feasible"
+		switch {
+		case plan.Optimal:
+			r.status, r.gap = "optimal", 0
+		case plan.LowerBound > 0 && !math.IsNaN(plan.Gap) && !math.IsInf(plan.Gap, 0):
+			r.gap = 100 * plan.Gap
+		}
+		// Time to the best plan: when a progress report first showed its
+		// cost; a solver that reports nothing found it at the end.
+		r.toBest = r.total
+		if !math.IsInf(best, 1) && best <= res.TotalSeconds*(1+1e-9) {
+			r.toBest = bestAt
+		}
+	case errors.As(err, &be):
+		r.peak = be.NeedBytes
+		r.status = "over-budget"
+		if be.Proven {
+			r.status = "infeasible"
+		}
+		// The plan that reached NeedBytes, when the solver returned it:
+		// its overhead is what MOCCASIN's tables list for rounding that
+		// overshoots the budget.
+		if be.Plan != nil {
+			if res, eerr := remat.Evaluate(p, be.Plan); eerr == nil && baseSeconds > 0 {
+				r.cost = res.TotalSeconds
+				r.overhead = 100 * (res.TotalSeconds - baseSeconds) / baseSeconds
+			}
+		}
+	case errors.Is(err, remat.ErrInfeasible):
+		r.status = "infeasible"
+	case timedOut:
+		r.status, r.note = "timeout", "no plan within the time limit"
+	default:
+		r.status, r.note = "error", err.Error()
+	}
+	return r
+}
+
+// printBench writes the table, then each graph and budget's LP/MILP cost
+// ratio.
+func printBench(w io.Writer, rows []benchRow) error {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "graph\t(n, m)\tbudget\tsolver\tstatus\toverhead %\tpeak\ttime to best s\tgap %\t")
+	var last string
+	for _, r := range rows {
+		key := r.graph + "\x00" + r.budget
+		if key != last && last != "" {
+			fmt.Fprintln(tw, "\t\t\t\t\t\t\t\t\t")
+		}
+		last = key
+		peak := "-"
+		if r.peak > 0 {
+			peak = strconv.FormatInt(r.peak, 10)
+			if r.status == "over-budget" || r.status == "infeasible" {
+				peak = "≥" + peak
+			}
+		}
+		fmt.Fprintf(tw, "%s\t(%d, %d)\t%s = %d\t%s\t%s\t%s\t%s\t%.2f\t%s\t\n",
+			r.graph, r.nodes, r.edges, r.budget, r.budgetBytes, r.solver, r.status,
+			fmtNaN(r.overhead, 2), peak, r.toBest, fmtNaN(r.gap, 2))
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	fmt.Fprintln(w)
+	fmt.Fprintln(w, "checkmate-lp cost / checkmate-milp cost (Checkmate Table 2 reports 1.00-1.06):")
+	seen := map[string]bool{}
+	for _, r := range rows {
+		key := r.graph + "\x00" + r.budget
+		if seen[key] {
+			continue
+		}
+		seen[key] = true
+		var lp, milp *benchRow
+		for i := range rows {
+			if rows[i].graph == r.graph && rows[i].budget == r.budget {
+				switch rows[i].solver {
+				case "checkmate-lp":
+					lp = &rows[i]
+				case "checkmate-milp":
+					milp = &rows[i]
+				}
+			}
+		}
+		switch {
+		case lp == nil || milp == nil:
+			continue
+		case math.IsNaN(lp.cost) || math.IsNaN(milp.cost) || !withinBudget(lp.status) || !withinBudget(milp.status):
+			fmt.Fprintf(w, "  %s at %s: - (lp %s, milp %s); no-remat peak %d, working-set floor %d\n", r.graph, r.budget, lp.status, milp.status, r.basePeak, r.floorBytes)
+		default:
+			fmt.Fprintf(w, "  %s at %s: %.4f (milp %s)\n", r.graph, r.budget, lp.cost/milp.cost, milp.status)
+		}
+	}
+	return nil
+}
+
+func withinBudget(status string) bool { return status == "optimal" || status == "feasible" }
+
+func fmtNaN(v float64, prec int) string {
+	if math.IsNaN(v) {
+		return "-"
+	}
+	return strconv.FormatFloat(v, 'f', prec, 64)
+}
+
+func writeBenchCSV(w io.Writer, rows []benchRow) error {
+	cw := csv.NewWriter(w)
+	cw.Write([]string{"graph", "nodes", "edges", "budget", "budget_bytes", "no_remat_peak_bytes", "floor_bytes", "solver", "status", "overhead_percent", "peak_bytes", "cost_seconds", "time_to_best_seconds", "total_seconds", "gap_percent", "note"})
+	for _, r := range rows {
+		cw.Write([]string{r.graph, strconv.Itoa(r.nodes), strconv.Itoa(r.edges), r.budget, strconv.FormatInt(r.budgetBytes, 10),
+			strconv.FormatInt(r.basePeak, 10), strconv.FormatInt(r.floorBytes, 10), r.solver, r.status,
+			fmtNaN(r.overhead, 4), strconv.FormatInt(r.peak, 10), fmtNaN(r.cost, 9),
+			strconv.FormatFloat(r.toBest, 'f', 3, 64), strconv.FormatFloat(r.total, 'f', 3, 64), fmtNaN(r.gap, 4), r.note})
+	}
+	cw.Flush()
+	return cw.Error()
+}

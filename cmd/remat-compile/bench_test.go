@@ -1,0 +1,87 @@
+package main
+
+import (
+	"encoding/csv"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestBench runs the heuristics on a small random layered graph and on a
+// model: one row per (graph, budget, solver) in the table and in the CSV,
+// with the same rows on a second run (the solvers are deterministic).
+func TestBench(t *testing.T) {
+	dir := t.TempDir()
+	csvPath := filepath.Join(dir, "bench.csv")
+	args := []string{"bench", "-budgets", "100%,90%", "-solvers", "checkpoint-all,chen-greedy,linearized-greedy", "-time-limit", "20s", "-csv", csvPath,
+		"layered:30:60:3", filepath.Join("..", "..", "testdata", "models", "unet_like.onnx")}
+	code, out, errOut := run(t, args...)
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	t.Log(out)
+	for _, want := range []string{"layered:30:60:3", "(30, 60)", "unet_like.onnx", "checkpoint-all", "linearized-greedy", "100% = ", "90% = "} {
+		if !strings.Contains(out, want) {
+			t.Errorf("the table lacks %q", want)
+		}
+	}
+	f, err := os.Open(csvPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	recs, err := csv.NewReader(f).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(recs) != 1+2*2*3 {
+		t.Fatalf("%d CSV records, want a header and 12 rows", len(recs))
+	}
+	for _, r := range recs[1:] {
+		// At 100% of the no-remat peak checkpoint-all fits with no overhead.
+		if r[3] == "100%" && r[7] == "checkpoint-all" && (r[8] != "feasible" && r[8] != "optimal" || r[9] != "0.0000") {
+			t.Errorf("checkpoint-all at 100%% on %s: status %s, overhead %s", r[0], r[8], r[9])
+		}
+		if r[8] == "error" {
+			t.Errorf("%s on %s at %s: %s", r[7], r[0], r[3], r[15])
+		}
+	}
+	code, out2, _ := run(t, args...)
+	if code != exitOK {
+		t.Fatal("second run failed")
+	}
+	strip := func(s string) string { // the time column varies
+		var lines []string
+		for _, l := range strings.Split(s, "\n") {
+			if f := strings.Fields(l); len(f) > 3 {
+				lines = append(lines, strings.Join(f[:len(f)-2], " "))
+			}
+		}
+		return strings.Join(lines, "\n")
+	}
+	if strip(out) != strip(out2) {
+		t.Errorf("two runs differ:\n%s\n---\n%s", out, out2)
+	}
+}
+
+// TestBenchBadArgs: bad graph specs and solver names are usage errors
+// that say what to write.
+func TestBenchBadArgs(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"bench"}, "at least one GRAPH"},
+		{[]string{"bench", "layered:100"}, "layered:N:M[:SEED]"},
+		{[]string{"bench", "layered:100:5"}, "take between 90 and"},
+		{[]string{"bench", "layered:x:5"}, "not a non-negative integer"},
+		{[]string{"bench", "-solvers", "nope", "layered:10:12"}, "unknown solver"},
+		{[]string{"bench", "-budgets", "abc", "layered:10:12"}, "budget"},
+	} {
+		code, _, errOut := run(t, c.args...)
+		if code == exitOK || !strings.Contains(errOut, c.want) {
+			t.Errorf("%v: exit %d, stderr %q; want an error containing %q", c.args, code, errOut, c.want)
+		}
+	}
+}
