@@ -117,10 +117,10 @@ type compileReport struct {
 	// original and the rewrite under passes/memory's model of ONNX
 	// Runtime's CPU allocator (memory.ORT: planner reuse, views, in-place
 	// ops, arena chunks, workspace, parameters); 0 when not computed.
-	ORTBeforePeakBytes int64      `json:"ort_model_before_peak_bytes"`
-	ORTAfterPeakBytes  int64      `json:"ort_model_after_peak_bytes"`
-	Peak               peakReport `json:"peak"`
-	Nodes                []nodeReport    `json:"nodes"`
+	ORTBeforePeakBytes int64        `json:"ort_model_before_peak_bytes"`
+	ORTAfterPeakBytes  int64        `json:"ort_model_after_peak_bytes"`
+	Peak               peakReport   `json:"peak"`
+	Nodes              []nodeReport `json:"nodes"`
 }
 
 // attemptReport is one solver of a portfolio.

@@ -289,4 +289,3 @@ func counterexample(t testing.TB) (*remat.Problem, *remat.Plan) {
 	}
 	return p, pl
 }
-
