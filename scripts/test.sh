@@ -8,6 +8,13 @@ cd "$(dirname "$0")/.."
 eval "$(scripts/setup.sh)"
 export REMAT_ORT_LIB REMAT_MODELS
 
+echo "== gofmt"
+unformatted=$(gofmt -l .)
+if [ -n "$unformatted" ]; then
+  echo "gofmt: these files need formatting (run gofmt -w):" >&2
+  echo "$unformatted" >&2
+  exit 1
+fi
 echo "== go vet"
 go vet ./...
 echo "== CGO_ENABLED=0 go build (the compile path needs no C toolchain)"
