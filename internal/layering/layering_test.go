@@ -37,6 +37,7 @@ var rules = []struct {
 	{"passes", []string{"ir"}},
 	{"passes/*", []string{"passes", "ir", "passes/memory"}},
 	{"passes/remat", []string{"passes", "ir", "passes/memory", "profiles"}},
+	{"passes/autodiff", []string{"passes", "ir", "passes/shapes"}},
 	{"passes/remat/*", []string{"passes/remat", "internal/milp", "internal/cbc"}},
 	{"passes/remat/solvers", []string{"passes/remat", "passes/remat/*"}},
 	{"passes/remat/solvertest", []string{"passes/remat"}},
