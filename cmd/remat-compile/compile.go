@@ -191,7 +191,7 @@ func runCompile(ctx context.Context, o *compileOptions, path string, st *Streams
 		return err
 	}
 	for _, out := range []string{o.out, o.report, o.emitMILP} {
-		if out != "" && samePath(out, path) {
+		if out != "" && onnxexp.SamePath(out, path) {
 			return fmt.Errorf("refusing to overwrite the input model %s: write the output to another path", path)
 		}
 	}
@@ -472,18 +472,6 @@ func writeFileAtomic(path string, write func(io.Writer) error) error {
 		return err
 	}
 	return os.Rename(tmp, path)
-}
-
-// samePath reports whether two paths name the same file (or would).
-func samePath(a, b string) bool {
-	sa, errA := os.Stat(a)
-	sb, errB := os.Stat(b)
-	if errA == nil && errB == nil {
-		return os.SameFile(sa, sb)
-	}
-	aa, err1 := filepath.Abs(a)
-	bb, err2 := filepath.Abs(b)
-	return err1 == nil && err2 == nil && aa == bb
 }
 
 // progressLine draws the solver's progress on stderr, on one line

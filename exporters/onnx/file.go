@@ -23,7 +23,7 @@ func ExportFile(g *ir.Graph, path string, opts Options) error {
 	if path == "" {
 		return errors.New("onnx export: empty output path")
 	}
-	if opts.Source != "" && samePath(path, opts.Source) {
+	if opts.Source != "" && SamePath(path, opts.Source) {
 		return fmt.Errorf("onnx export: refusing to overwrite the input model %q; write the output to another path", opts.Source)
 	}
 	ex := &exporter{opts: opts}
@@ -32,7 +32,7 @@ func ExportFile(g *ir.Graph, path string, opts Options) error {
 		return err
 	}
 	for _, e := range ex.ext {
-		if e.source != "" && samePath(path, e.source) {
+		if e.source != "" && SamePath(path, e.source) {
 			return fmt.Errorf("onnx export: refusing to overwrite %q, which holds the input model's external data; write the output to another path", e.source)
 		}
 	}
@@ -113,9 +113,9 @@ func writeTemp(path string, chunks ...[]byte) (string, error) {
 	return name, nil
 }
 
-// samePath reports whether two paths name the same file (or would, for
+// SamePath reports whether two paths name the same file (or would, for
 // files that do not exist yet).
-func samePath(a, b string) bool {
+func SamePath(a, b string) bool {
 	sa, errA := os.Stat(a)
 	sb, errB := os.Stat(b)
 	if errA == nil && errB == nil {
@@ -153,11 +153,11 @@ func (ex *exporter) layout(modelPath string) ([]*dataFile, error) {
 		}
 	}
 	clashes := func(p string) bool {
-		if samePath(p, modelPath) {
+		if SamePath(p, modelPath) {
 			return true
 		}
 		for _, q := range protected {
-			if samePath(p, q) {
+			if SamePath(p, q) {
 				return true
 			}
 		}

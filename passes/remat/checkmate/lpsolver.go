@@ -165,13 +165,7 @@ func equalStages(a, b [][]int32) bool {
 
 func solveLP(ctx context.Context, p *remat.Problem, progress func(remat.Progress), opts Options) (*remat.Plan, error) {
 	rep := reporter{start: time.Now(), fn: progress}
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-	if err := opts.check(); err != nil {
-		return nil, err
-	}
-	if err := p.Validate(); err != nil {
+	if err := precheck(ctx, p, opts); err != nil {
 		return nil, err
 	}
 	if opts.TimeLimit > 0 {

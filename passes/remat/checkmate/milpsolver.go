@@ -66,15 +66,21 @@ func milpModel(opts Options, minimizePeak bool) ModelOptions {
 	return mo
 }
 
-func solveMILP(ctx context.Context, p *remat.Problem, progress func(remat.Progress), opts Options) (*remat.Plan, error) {
-	rep := reporter{start: time.Now(), fn: progress}
+// precheck is what both solvers check before building a model: the
+// context is live, the options and the problem are valid.
+func precheck(ctx context.Context, p *remat.Problem, opts Options) error {
 	if err := ctx.Err(); err != nil {
-		return nil, err
+		return err
 	}
 	if err := opts.check(); err != nil {
-		return nil, err
+		return err
 	}
-	if err := p.Validate(); err != nil {
+	return p.Validate()
+}
+
+func solveMILP(ctx context.Context, p *remat.Problem, progress func(remat.Progress), opts Options) (*remat.Plan, error) {
+	rep := reporter{start: time.Now(), fn: progress}
+	if err := precheck(ctx, p, opts); err != nil {
 		return nil, err
 	}
 	remaining := func() time.Duration {
