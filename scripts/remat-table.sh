@@ -1,0 +1,62 @@
+#!/usr/bin/env bash
+# remat-table.sh: the end-to-end table of the remat pass. For each model and
+# budget: compile (the main command), then, when a plan exists, onnx.checker
+# and `remat-compile verify` (bitwise outputs, recompute placement, ORT's
+# measured activation peaks at levels disabled and all, run times). Prints a
+# Markdown table; a budget below the model's floor prints the proven floor.
+#
+#   eval "$(scripts/setup.sh)"; scripts/remat-table.sh [BUDGETS]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+budgets=${1:-"90% 80% 70%"}
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+go build -o "$work/rc" ./cmd/remat-compile
+
+models=("testdata/zoo/unet.onnx|" "testdata/zoo/fcn8.onnx|" "testdata/models/unet_like.onnx|")
+if [ -n "${REMAT_MODELS:-}" ] && [ -f "$REMAT_MODELS" ]; then
+  while IFS=$'\t' read -r name path _ _ inputs; do
+    [ "$name" = name ] && continue
+    flags=""
+    for kv in ${inputs//,/ }; do
+      k=${kv%%:*}; v=${kv#*:}
+      case "$v" in scalar:*) continue ;; esac # a value, not a shape: verify's -input-value
+      flags="$flags -input-shape $k=$v"
+    done
+    models+=("$path|$flags")
+  done < "$REMAT_MODELS"
+fi
+
+echo "| model | budget | predicted peak (B) | plan | overhead % | ORT disabled: orig → remat (B) | ORT all: orig → remat (B) | measured/predicted drop | run time ms (all) orig → remat | outputs |"
+echo "|---|---|---|---|---|---|---|---|---|---|"
+for entry in "${models[@]}"; do
+  path=${entry%%|*}; flags=${entry#*|}
+  name=$(basename "$path" .onnx)
+  for b in $budgets; do
+    out="$work/$name.onnx"; rep="$work/$name.json"
+    # shellcheck disable=SC2086
+    if ! msg=$("$work/rc" compile $flags -budget "$b" -time-limit 60s -report "$rep" -o "$out" "$path" 2>&1); then
+      floor=$(echo "$msg" | grep -o 'smallest peak possible, [^(]*([^)]*)' | head -1)
+      [ -z "$floor" ] && floor=$(echo "$msg" | grep -o 'smallest peak any solver reached, [^;]*' | head -1)
+      echo "| $name | $b | infeasible: ${floor:-$(echo "$msg" | head -1)} | - | - | - | - | - | - | - |"
+      continue
+    fi
+    /usr/bin/python3 -c "import onnx,sys; onnx.checker.check_model(sys.argv[1], full_check=True)" "$out"
+    # shellcheck disable=SC2086
+    "$work/rc" verify -runs 5 -json $flags "$path" "$out" > "$work/v.json" || true
+    python3 - "$rep" "$work/v.json" "$name" "$b" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1])); v = json.load(open(sys.argv[2]))
+lv = {l["level"]: l for l in v["levels"]}
+def pair(l): return "%d → %d" % (l["original_model"]["peak_bytes"], l["remat_model"]["peak_bytes"])
+ratio = ", ".join("%s %.0f%%" % (k, l.get("measured_over_predicted_drop_percent") or 0) for k, l in lv.items())
+same = all(o["equal"] for l in v["levels"] for o in l["outputs"])
+a = lv.get("all")
+rt = "%.2f → %.2f" % (a["original_model"]["median_run_time_ms"], a["remat_model"]["median_run_time_ms"]) if a else "-"
+print("| %s | %s | %d → %d | %s | %+.1f | %s | %s | %s | %s | %s%s |" % (
+    sys.argv[3], sys.argv[4], r["before_peak_bytes"], r["after_peak_bytes"], r["plan_solver"], r["overhead_percent"],
+    pair(lv["disabled"]) if "disabled" in lv else "-", pair(a) if a else "-", ratio, rt,
+    "bitwise identical" if same else "DIFFER", "" if v["ok"] else " (verify: " + "; ".join(v["failures"][:2]) + ")"))
+PY
+  done
+done
