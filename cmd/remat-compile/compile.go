@@ -24,6 +24,7 @@ import (
 	"github.com/remat-compile/remat/ir"
 	"github.com/remat-compile/remat/ir/irtext"
 	"github.com/remat-compile/remat/passes"
+	"github.com/remat-compile/remat/passes/autodiff"
 	"github.com/remat-compile/remat/passes/memory"
 	"github.com/remat-compile/remat/passes/remat"
 	"github.com/remat-compile/remat/passes/remat/checkmate"
@@ -47,12 +48,18 @@ type compileOptions struct {
 	timeLimit time.Duration
 	report    string
 	emitMILP  string
+	// Training graphs (passes/autodiff): -train, -loss, -trainable,
+	// -optimizer.
+	train     bool
+	loss      string
+	trainable string
+	optimizer string
 }
 
 func compileCmd() *command {
 	return &command{
 		name:  "compile",
-		usage: "model.onnx -o out.onnx [-budget 70%|512MiB] [-solver auto|NAME] [-profile NAME|file.yaml] [-time-limit 60s] [-report plan.json] [-emit-milp model.lp|.mps] [-input-shape name=DIMS] [-dim sym=N] [-d check,dump]",
+		usage: "model.onnx -o out.onnx [-budget 70%|512MiB] [-solver auto|NAME] [-profile NAME|file.yaml] [-time-limit 60s] [-report plan.json] [-emit-milp model.lp|.mps] [-train [-loss sum|mean|mse:TARGET|softmax-xent:LABEL] [-trainable all|NAME,...] [-optimizer sgd:LR]] [-input-shape name=DIMS] [-dim sym=N] [-d check,dump]",
 		short: "Choose which values to keep and which to recompute so that the model runs within a memory budget, and write the rewritten model (the default command: `remat-compile model.onnx -o out.onnx -budget 70%`).",
 		setup: func(fs *flag.FlagSet) func(context.Context, []string, *Streams) error {
 			o := &compileOptions{}
@@ -64,6 +71,10 @@ func compileCmd() *command {
 			fs.DurationVar(&o.timeLimit, "time-limit", 60*time.Second, "bound on the solver's `time`; it returns its best plan when the time is up")
 			fs.StringVar(&o.report, "report", "", "write a JSON report of the plan to `file`: peaks, overhead, and every node's decision with its reason")
 			fs.StringVar(&o.emitMILP, "emit-milp", "", "write the Checkmate MILP of the problem at the budget to `file` (.lp or .mps), for Gurobi, HiGHS or SCIP")
+			fs.BoolVar(&o.train, "train", false, "rematerialize the training graph (forward, loss and backward, built in standard ONNX ops) instead of the inference graph; with -solver checkpoint-all, write the plain training graph")
+			fs.StringVar(&o.loss, "loss", "sum", "with -train, the `loss`: sum, mean, mse:TARGET_INPUT or softmax-xent:LABEL_INPUT, each optionally :OUTPUT (default: the first graph output)")
+			fs.StringVar(&o.trainable, "trainable", "all", "with -train, the `parameters` to differentiate: all (every floating-point initializer on a differentiable path) or NAME,NAME,...")
+			fs.StringVar(&o.optimizer, "optimizer", "none", "with -train, `none` (outputs <param>_grad) or sgd:LR (outputs the updated parameters <param>_new)")
 			return func(ctx context.Context, args []string, io *Streams) error {
 				if len(args) != 1 {
 					return usagef("compile takes one model file, got %d arguments", len(args))
@@ -186,6 +197,28 @@ func runCompile(ctx context.Context, o *compileOptions, path string, st *Streams
 			return usagef("-emit-milp %q: want a file ending in .lp or .mps", o.emitMILP)
 		}
 	}
+	var train *autodiff.Options
+	if o.train {
+		loss, err := autodiff.ParseLoss(o.loss)
+		if err != nil {
+			return usagef("-loss %q: %v", o.loss, err)
+		}
+		trainable, err := autodiff.ParseTrainable(o.trainable)
+		if err != nil {
+			return usagef("-trainable %q: %v", o.trainable, err)
+		}
+		opt, err := autodiff.ParseOptimizer(o.optimizer)
+		if err != nil {
+			return usagef("-optimizer %q: %v", o.optimizer, err)
+		}
+		train = &autodiff.Options{Loss: loss, Trainable: trainable, Optimizer: opt}
+	} else {
+		for name, v := range map[string]string{"loss": o.loss, "trainable": o.trainable, "optimizer": o.optimizer} {
+			if def := map[string]string{"loss": "sum", "trainable": "all", "optimizer": "none"}[name]; v != def {
+				return usagef("-%s applies to training graphs: add -train", name)
+			}
+		}
+	}
 	prof, err := profiles.Load(o.profile)
 	if err != nil {
 		return err
@@ -205,6 +238,13 @@ func runCompile(ctx context.Context, o *compileOptions, path string, st *Streams
 	popts := passes.Options{Verify: check, File: filepath.Base(path)}
 	if dump {
 		popts.Dump, popts.DumpFunc = st.Err, irtext.Print
+	}
+	if train != nil {
+		// The training graph first: the budget's percentage, the peaks
+		// and the ORT model below are the training graph's.
+		if _, err := passes.Run(ctx, g, []*passes.Pass{autodiff.NewPass(*train)}, popts); err != nil {
+			return err
+		}
 	}
 	// ONNX Runtime's allocator, as passes/memory models it (views,
 	// in-place ops, the planner's buffer reuse, the arena), before the
