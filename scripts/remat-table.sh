@@ -36,8 +36,8 @@ for entry in "${models[@]}"; do
     out="$work/$name.onnx"; rep="$work/$name.json"
     # shellcheck disable=SC2086
     if ! msg=$("$work/rc" compile $flags -budget "$b" -time-limit 60s -report "$rep" -o "$out" "$path" 2>&1); then
-      floor=$(echo "$msg" | grep -o 'smallest peak possible, [^(]*([^)]*)' | head -1)
-      [ -z "$floor" ] && floor=$(echo "$msg" | grep -o 'smallest peak any solver reached, [^;]*' | head -1)
+      floor=$(echo "$msg" | grep -o 'smallest peak possible, [^(]*([^)]*)' | head -1 || true)
+      [ -z "$floor" ] && floor=$(echo "$msg" | grep -o 'smallest peak any solver reached, [^;]*' | head -1 || true)
       echo "| $name | $b | infeasible: ${floor:-$(echo "$msg" | head -1)} | - | - | - | - | - | - | - |"
       continue
     fi
