@@ -8,13 +8,19 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
 
+	"github.com/remat-compile/remat/internal/zoo"
+	"github.com/remat-compile/remat/ir"
+	"github.com/remat-compile/remat/passes"
+	"github.com/remat-compile/remat/passes/autodiff"
 	"github.com/remat-compile/remat/passes/remat"
 	"github.com/remat-compile/remat/passes/remat/solvers"
+	"github.com/remat-compile/remat/passes/shapes"
 	"github.com/remat-compile/remat/passes/remat/synth"
 	"github.com/remat-compile/remat/profiles"
 )
@@ -32,13 +38,16 @@ type benchOptions struct {
 	profile   string
 	timeLimit time.Duration
 	csvOut    string
+	svgOut    string
+	train     bool
+	loss      string
 }
 
 func benchCmd() *command {
 	return &command{
 		name:  "bench",
-		usage: "[-budgets 90%,80%] [-solvers all|NAME,...] [-time-limit 60s] [-profile NAME] [-csv out.csv] GRAPH...",
-		short: "Run solvers on models or seeded random layered graphs (GRAPH = model.onnx or layered:N:M[:SEED]) at several budgets and tabulate overhead, peak, time to the best plan and gap.",
+		usage: "[-budgets 90%,80%] [-solvers all|NAME,...] [-time-limit 60s] [-profile NAME] [-train [-loss sum]] [-csv out.csv] [-svg curves.svg] GRAPH...",
+		short: "Run solvers on models, zoo models or seeded random layered graphs (GRAPH = model.onnx, zoo:NAME[:small|default][:batch=N] or layered:N:M[:SEED]) at several budgets and tabulate overhead, peak, time to the best plan, gap and cost ratios to checkmate-milp; -svg draws overhead-vs-budget curves.",
 		setup: func(fs *flag.FlagSet) func(context.Context, []string, *Streams) error {
 			o := &benchOptions{}
 			o.load.shapes.register(fs)
@@ -47,6 +56,9 @@ func benchCmd() *command {
 			fs.StringVar(&o.profile, "profile", defaultProfile, "device `profile` for the models' costs: a built-in name ("+strings.Join(profiles.Builtins(), ", ")+") or a .yaml file")
 			fs.DurationVar(&o.timeLimit, "time-limit", 60*time.Second, "each solver's time limit per graph and budget")
 			fs.StringVar(&o.csvOut, "csv", "", "also write the rows to `file` as CSV")
+			fs.StringVar(&o.svgOut, "svg", "", "also draw each graph's overhead-vs-budget curves, one per solver (Checkmate Fig. 5), into `file` (an SVG; several graphs are stacked)")
+			fs.BoolVar(&o.train, "train", false, "benchmark the models' training graphs (passes/autodiff) instead of their inference graphs")
+			fs.StringVar(&o.loss, "loss", "sum", "with -train, the `loss` (as for compile)")
 			return func(ctx context.Context, args []string, io *Streams) error {
 				if len(args) == 0 {
 					return usagef("bench needs at least one GRAPH: a model file or layered:N:M[:SEED]")
@@ -107,6 +119,14 @@ func runBench(ctx context.Context, o *benchOptions, args []string, st *Streams) 
 			list = append(list, s)
 		}
 	}
+	var train *autodiff.Options
+	if o.train {
+		loss, err := autodiff.ParseLoss(o.loss)
+		if err != nil {
+			return usagef("-loss %q: %v", o.loss, err)
+		}
+		train = &autodiff.Options{Loss: loss}
+	}
 	var prof *profiles.Profile
 	var graphs []benchGraph
 	for _, a := range args {
@@ -124,16 +144,29 @@ func runBench(ctx context.Context, o *benchOptions, args []string, st *Streams) 
 				return err
 			}
 		}
-		o.load.requireStatic = true
-		g, _, err := loadModel(ctx, a, &o.load, st.Err)
+		var g *ir.Graph
+		var err error
+		if spec, ok := strings.CutPrefix(a, "zoo:"); ok {
+			g, err = zooGraph(ctx, spec)
+		} else {
+			o.load.requireStatic = true
+			g, _, err = loadModel(ctx, a, &o.load, st.Err)
+		}
 		if err != nil {
 			return err
+		}
+		name := a
+		if train != nil {
+			if _, err := passes.Run(ctx, g, []*passes.Pass{autodiff.NewPass(*train)}, passes.Options{File: a}); err != nil {
+				return err
+			}
+			name += " (training)"
 		}
 		p, _, _, err := remat.LowerCosted(g, prof, remat.LowerOptions{})
 		if err != nil {
 			return err
 		}
-		graphs = append(graphs, benchGraph{a, p})
+		graphs = append(graphs, benchGraph{name, p})
 	}
 
 	var rows []benchRow
@@ -175,9 +208,52 @@ func runBench(ctx context.Context, o *benchOptions, args []string, st *Streams) 
 		return err
 	}
 	if o.csvOut != "" {
-		return writeFileAtomic(o.csvOut, func(w io.Writer) error { return writeBenchCSV(w, rows) })
+		if err := writeFileAtomic(o.csvOut, func(w io.Writer) error { return writeBenchCSV(w, rows) }); err != nil {
+			return err
+		}
+	}
+	if o.svgOut != "" {
+		return writeFileAtomic(o.svgOut, func(w io.Writer) error { return writeBenchSVG(w, rows) })
 	}
 	return nil
+}
+
+// zooGraph builds zoo:NAME[:small|default][:batch=N] with static shapes.
+func zooGraph(ctx context.Context, spec string) (*ir.Graph, error) {
+	parts := strings.Split(spec, ":")
+	m, ok := zoo.Lookup(parts[0])
+	if !ok {
+		var names []string
+		for _, m := range zoo.Models() {
+			names = append(names, m.Name)
+		}
+		return nil, usagef("zoo:%s: unknown model; the zoo has %s", parts[0], strings.Join(names, ", "))
+	}
+	cfg := m.Small
+	for _, p := range parts[1:] {
+		switch {
+		case p == "small":
+			cfg = m.Small
+		case p == "default":
+			cfg = m.Default
+		case strings.HasPrefix(p, "batch="):
+			b, err := strconv.Atoi(strings.TrimPrefix(p, "batch="))
+			if err != nil || b < 1 {
+				return nil, usagef("zoo:%s: %q: want batch=N with N ≥ 1", spec, p)
+			}
+			cfg.Batch = b
+		default:
+			return nil, usagef("zoo:%s: %q: want small, default or batch=N", spec, p)
+		}
+	}
+	g, err := m.Build(cfg)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := passes.Run(ctx, g, []*passes.Pass{shapes.NewPass(shapes.Options{RequireStatic: true, File: "zoo:" + spec})}, passes.Options{File: "zoo:" + spec}); err != nil {
+		return nil, err
+	}
+	return g, nil
 }
 
 // parseLayered reads N:M[:SEED].
@@ -293,36 +369,57 @@ func printBench(w io.Writer, rows []benchRow) error {
 	if err := tw.Flush(); err != nil {
 		return err
 	}
-	fmt.Fprintln(w)
-	fmt.Fprintln(w, "checkmate-lp cost / checkmate-milp cost (Checkmate Table 2 reports 1.00-1.06):")
-	seen := map[string]bool{}
-	for _, r := range rows {
-		key := r.graph + "\x00" + r.budget
-		if seen[key] {
-			continue
+	return printRatios(w, rows)
+}
+
+// printRatios writes, per graph and budget, each solver's cost over
+// checkmate-milp's, the approximation ratios of Checkmate Table 2 (which
+// reports 1.00–1.06 for checkmate-lp); "-" where either has no plan within
+// the budget.
+func printRatios(w io.Writer, rows []benchRow) error {
+	type key struct{ graph, budget string }
+	var keys []key
+	milp := map[key]*benchRow{}
+	var solverNames []string
+	for i := range rows {
+		r := &rows[i]
+		k := key{r.graph, r.budget}
+		if len(keys) == 0 || keys[len(keys)-1] != k {
+			keys = append(keys, k)
 		}
-		seen[key] = true
-		var lp, milp *benchRow
-		for i := range rows {
-			if rows[i].graph == r.graph && rows[i].budget == r.budget {
-				switch rows[i].solver {
-				case "checkmate-lp":
-					lp = &rows[i]
-				case "checkmate-milp":
-					milp = &rows[i]
-				}
-			}
-		}
-		switch {
-		case lp == nil || milp == nil:
-			continue
-		case math.IsNaN(lp.cost) || math.IsNaN(milp.cost) || !withinBudget(lp.status) || !withinBudget(milp.status):
-			fmt.Fprintf(w, "  %s at %s: - (lp %s, milp %s); no-remat peak %d, working-set floor %d\n", r.graph, r.budget, lp.status, milp.status, r.basePeak, r.floorBytes)
-		default:
-			fmt.Fprintf(w, "  %s at %s: %.4f (milp %s)\n", r.graph, r.budget, lp.cost/milp.cost, milp.status)
+		if r.solver == "checkmate-milp" {
+			milp[k] = r
+		} else if !slices.Contains(solverNames, r.solver) {
+			solverNames = append(solverNames, r.solver)
 		}
 	}
-	return nil
+	if len(milp) == 0 {
+		return nil
+	}
+	fmt.Fprintln(w)
+	fmt.Fprintln(w, "cost / checkmate-milp cost (Checkmate Table 2 reports 1.00-1.06 for checkmate-lp):")
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintf(tw, "graph\tbudget\tmilp\t%s\t\n", strings.Join(solverNames, "\t"))
+	for _, k := range keys {
+		m := milp[k]
+		if m == nil {
+			continue
+		}
+		cells := []string{k.graph, k.budget, m.status}
+		for _, name := range solverNames {
+			cell := "-"
+			for i := range rows {
+				r := &rows[i]
+				if r.graph == k.graph && r.budget == k.budget && r.solver == name &&
+					withinBudget(r.status) && withinBudget(m.status) && m.cost > 0 {
+					cell = strconv.FormatFloat(r.cost/m.cost, 'f', 3, 64)
+				}
+			}
+			cells = append(cells, cell)
+		}
+		fmt.Fprintf(tw, "%s\t\n", strings.Join(cells, "\t"))
+	}
+	return tw.Flush()
 }
 
 func withinBudget(status string) bool { return status == "optimal" || status == "feasible" }

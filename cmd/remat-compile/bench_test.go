@@ -2,8 +2,10 @@ package main
 
 import (
 	"encoding/csv"
+	"encoding/xml"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -83,5 +85,41 @@ func TestBenchBadArgs(t *testing.T) {
 		if code == exitOK || !strings.Contains(errOut, c.want) {
 			t.Errorf("%v: exit %d, stderr %q; want an error containing %q", c.args, code, errOut, c.want)
 		}
+	}
+}
+
+// TestBenchTrainSVG benchmarks the zoo U-Net's training graph at three
+// budgets and draws the curves: the SVG parses, names the graph, and has
+// a polyline for each solver that found plans at two budgets or more.
+func TestBenchTrainSVG(t *testing.T) {
+	svgPath := filepath.Join(t.TempDir(), "curves.svg")
+	code, out, errOut := run(t, "bench", "-train", "-budgets", "100%,95%,90%", "-solvers", "checkpoint-all,chen-greedy,ap-greedy", "-time-limit", "20s", "-svg", svgPath, "zoo:unet")
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	if !strings.Contains(out, "zoo:unet (training)") {
+		t.Errorf("the table does not name the training graph:\n%s", out)
+	}
+	data, err := os.ReadFile(svgPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc struct {
+		Polylines []struct{} `xml:"polyline"`
+		Texts     []string   `xml:"text"`
+	}
+	if err := xml.Unmarshal(data, &doc); err != nil {
+		t.Fatalf("the SVG does not parse: %v", err)
+	}
+	// chen-greedy and ap-greedy find plans at 100% and 95% at least;
+	// checkpoint-all only at 100%.
+	if len(doc.Polylines) < 2 {
+		t.Errorf("%d polylines, want one per solver with two or more plans", len(doc.Polylines))
+	}
+	if !slices.Contains(doc.Texts, "zoo:unet (training)") {
+		t.Errorf("the SVG's titles are %q", doc.Texts)
+	}
+	if code, _, errOut := run(t, "bench", "zoo:nope"); code == exitOK || !strings.Contains(errOut, "unknown model") {
+		t.Errorf("zoo:nope: exit %d, %s", code, errOut)
 	}
 }
