@@ -20,8 +20,8 @@ import (
 	"github.com/remat-compile/remat/passes/autodiff"
 	"github.com/remat-compile/remat/passes/remat"
 	"github.com/remat-compile/remat/passes/remat/solvers"
-	"github.com/remat-compile/remat/passes/shapes"
 	"github.com/remat-compile/remat/passes/remat/synth"
+	"github.com/remat-compile/remat/passes/shapes"
 	"github.com/remat-compile/remat/profiles"
 )
 
