@@ -108,6 +108,7 @@ func Build(g *ir.Graph, opts Options) error {
 	}
 	b := newBuilder(g, opset)
 	d := &differ{g: g, b: b, opts: opts, file: opts.File}
+	d.own = ownParams(g)
 	if err := d.prepare(); err != nil {
 		return err
 	}
@@ -150,6 +151,7 @@ func Forward(g *ir.Graph, opts Options) error {
 		return err
 	}
 	d := &differ{g: g, b: newBuilder(g, opset), opts: opts, file: opts.File}
+	d.own = ownParams(g)
 	if err := d.prepare(); err != nil {
 		return err
 	}
@@ -174,6 +176,19 @@ type differ struct {
 	opts Options
 	file string
 	errs ir.ErrorList
+	// own holds the parameters the model came with, taken before prepare
+	// adds constants of its own (the normalizations' epsilons, shapes):
+	// "all" trainable means the model's parameters, never those.
+	own map[*ir.Value]bool
+}
+
+// ownParams returns the graph's parameters as they are now.
+func ownParams(g *ir.Graph) map[*ir.Value]bool {
+	own := make(map[*ir.Value]bool, len(g.Params))
+	for _, v := range g.Params {
+		own[v] = true
+	}
+	return own
 }
 
 func (d *differ) errorf(n *ir.Node, format string, args ...any) *ir.Error {
@@ -371,7 +386,7 @@ func (d *differ) run(loss *ir.Value) error {
 		}
 	} else {
 		for _, v := range g.Params {
-			if v.Type.DType.IsFloat() && v.Type.Kind == ir.KindTensor {
+			if v.Type.DType.IsFloat() && v.Type.Kind == ir.KindTensor && d.own[v] {
 				trainable = append(trainable, v)
 				isTrainable[v.ID] = true
 			}

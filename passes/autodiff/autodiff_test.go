@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	exponnx "github.com/remat-compile/remat/exporters/onnx"
+	onnximp "github.com/remat-compile/remat/importers/onnx"
 	"github.com/remat-compile/remat/internal/ort"
 	"github.com/remat-compile/remat/ir"
 	"github.com/remat-compile/remat/ir/irtest"
@@ -559,5 +560,34 @@ func TestDropoutTrainingGradient(t *testing.T) {
 	// backward pass used the forward pass's mask.
 	if math.Abs(loss[0]-float64(kept)*keep) > 1e-3 {
 		t.Errorf("loss %g, but the gradient's mask keeps %d elements (%g)", loss[0], kept, float64(kept)*keep)
+	}
+}
+
+// TestTrainableAllIsTheModelsParameters: with every parameter trainable
+// (the default), the gradients are those of the model's own parameters,
+// not of the constants the lowering of BatchNormalization adds (its
+// epsilon), on the zoo's MobileNet v2.
+func TestTrainableAllIsTheModelsParameters(t *testing.T) {
+	g, err := onnximp.ImportFile(filepath.Join("..", "..", "testdata", "zoo", "mobilenet_v2.onnx"), onnximp.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	own := map[string]bool{}
+	for _, v := range g.Params {
+		own[v.Name] = true
+	}
+	if err := Build(g, Options{}); err != nil {
+		t.Fatal(err)
+	}
+	grads := 0
+	for _, o := range g.Outputs[1:] {
+		name, ok := strings.CutSuffix(o.Name, "_grad")
+		if !ok || !own[name] {
+			t.Errorf("output %q is not the gradient of a parameter of the model", o.Name)
+		}
+		grads++
+	}
+	if grads == 0 {
+		t.Error("no gradients")
 	}
 }
