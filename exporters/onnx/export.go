@@ -13,6 +13,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 
 	"github.com/remat-compile/remat/internal/onnxpb"
@@ -402,6 +403,13 @@ func (ex *exporter) valueInfo(v *ir.Value, decl *onnxpb.ValueInfoProto, refine b
 		}
 		vip := proto.Clone(decl).(*onnxpb.ValueInfoProto)
 		vip.Name = proto.String(name)
+		if fixed, ok := contradicted(impType, v.Type); hasExt && !typeSame && !refine && ok {
+			// The declaration contradicts the graph (an input's static
+			// size was overridden, as with remat-compile -input-shape):
+			// written as read, the model would be invalid. Only the
+			// contradicted sizes change; dynamic ones stay dynamic.
+			vip.Type = typeProto(fixed, decl.GetType())
+		}
 		if !typeSame && refine {
 			// A type that says less than the declaration (no element
 			// type) leaves the declaration's type alone.
@@ -422,6 +430,30 @@ func (ex *exporter) valueInfo(v *ir.Value, decl *onnxpb.ValueInfoProto, refine b
 		vip.DocString = proto.String(v.Doc)
 	}
 	return vip
+}
+
+// contradicted reports whether now, a value's type, contradicts read, the
+// type it was declared with: another element type or rank, or a static
+// size where the declaration gives another static size. It returns the
+// declaration with the contradicted parts taken from now (every other
+// dimension as declared, dynamic ones included).
+func contradicted(read, now ir.TensorType) (ir.TensorType, bool) {
+	if read.Kind != now.Kind || read.Unranked || now.Unranked || read.DType == ir.Undefined || now.DType == ir.Undefined {
+		return read, false
+	}
+	if read.DType != now.DType || len(read.Shape) != len(now.Shape) {
+		return now, true
+	}
+	fixed := read
+	fixed.Shape = slices.Clone(read.Shape)
+	changed := false
+	for i, d := range read.Shape {
+		if n := now.Shape[i]; d.Known() && n.Known() && d.Size != n.Size {
+			fixed.Shape[i] = n
+			changed = true
+		}
+	}
+	return fixed, changed
 }
 
 func (ex *exporter) node(n *ir.Node) (*onnxpb.NodeProto, error) {
