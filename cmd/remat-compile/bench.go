@@ -41,12 +41,13 @@ type benchOptions struct {
 	svgOut    string
 	train     bool
 	loss      string
+	maxBatch  int
 }
 
 func benchCmd() *command {
 	return &command{
 		name:  "bench",
-		usage: "[-budgets 90%,80%] [-solvers all|NAME,...] [-time-limit 60s] [-profile NAME] [-train [-loss sum]] [-csv out.csv] [-svg curves.svg] GRAPH...",
+		usage: "[-budgets 90%,80%] [-solvers all|NAME,...] [-time-limit 60s] [-profile NAME] [-train [-loss sum]] [-csv out.csv] [-svg curves.svg] [-max-batch N] GRAPH...",
 		short: "Run solvers on models, zoo models or seeded random layered graphs (GRAPH = model.onnx, zoo:NAME[:small|default][:batch=N] or layered:N:M[:SEED]) at several budgets and tabulate overhead, peak, time to the best plan, gap and cost ratios to checkmate-milp; -svg draws overhead-vs-budget curves.",
 		setup: func(fs *flag.FlagSet) func(context.Context, []string, *Streams) error {
 			o := &benchOptions{}
@@ -59,6 +60,7 @@ func benchCmd() *command {
 			fs.StringVar(&o.svgOut, "svg", "", "also draw each graph's overhead-vs-budget curves, one per solver (Checkmate Fig. 5), into `file` (an SVG; several graphs are stacked)")
 			fs.BoolVar(&o.train, "train", false, "benchmark the models' training graphs (passes/autodiff) instead of their inference graphs")
 			fs.StringVar(&o.loss, "loss", "sum", "with -train, the `loss` (as for compile)")
+			fs.IntVar(&o.maxBatch, "max-batch", 0, "instead of the table, find for each zoo: model and solver the largest training batch, up to `N`, that fits the profile's memory within one extra forward pass of cost (Checkmate §6.4, eq. 10)")
 			return func(ctx context.Context, args []string, io *Streams) error {
 				if len(args) == 0 {
 					return usagef("bench needs at least one GRAPH: a model file or layered:N:M[:SEED]")
@@ -118,6 +120,12 @@ func runBench(ctx context.Context, o *benchOptions, args []string, st *Streams) 
 			}
 			list = append(list, s)
 		}
+	}
+	if o.maxBatch < 0 {
+		return usagef("-max-batch %d: want a positive upper limit such as 1024", o.maxBatch)
+	}
+	if o.maxBatch > 0 {
+		return runMaxBatch(ctx, o, args, list, st)
 	}
 	var train *autodiff.Options
 	if o.train {

@@ -1,13 +1,19 @@
 package main
 
 import (
+	"context"
 	"encoding/csv"
 	"encoding/xml"
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/remat-compile/remat/passes/autodiff"
+	"github.com/remat-compile/remat/passes/remat"
+	"github.com/remat-compile/remat/profiles"
 )
 
 // TestBench runs the heuristics on a small random layered graph and on a
@@ -121,5 +127,57 @@ func TestBenchTrainSVG(t *testing.T) {
 	}
 	if code, _, errOut := run(t, "bench", "zoo:nope"); code == exitOK || !strings.Contains(errOut, "unknown model") {
 		t.Errorf("zoo:nope: exit %d, %s", code, errOut)
+	}
+}
+
+// TestBenchMaxBatch: the largest U-Net training batch within an STM32H7's
+// memory. checkpoint-all's answer is the largest batch whose no-remat peak
+// fits; chen-greedy, within one extra forward pass of cost, reaches at
+// least as far.
+func TestBenchMaxBatch(t *testing.T) {
+	code, out, errOut := run(t, "bench", "-max-batch", "64", "-profile", "stm32h7", "-solvers", "checkpoint-all,chen-greedy", "-time-limit", "20s", "zoo:unet")
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	t.Log(out)
+	batch := map[string]int{}
+	for _, l := range strings.Split(out, "\n") {
+		f := strings.Fields(l)
+		if len(f) >= 3 && f[0] == "zoo:unet" {
+			n, err := strconv.Atoi(f[2])
+			if err != nil {
+				t.Fatalf("line %q: %v", l, err)
+			}
+			batch[f[1]] = n
+		}
+	}
+	ca := batch["checkpoint-all"]
+	if ca < 1 || batch["chen-greedy"] < ca {
+		t.Fatalf("max batch: %v; want checkpoint-all ≥ 1 and chen-greedy at least as large", batch)
+	}
+	prof, err := profiles.Load("stm32h7")
+	if err != nil {
+		t.Fatal(err)
+	}
+	loss, _ := autodiff.ParseLoss("sum")
+	for _, b := range []int{ca, ca + 1} {
+		bp := buildBatch(context.Background(), "unet:batch="+strconv.Itoa(b), prof, loss)
+		if bp.err != nil {
+			t.Fatal(bp.err)
+		}
+		plan, err := remat.NoRematPlan(bp.p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, err := remat.Evaluate(bp.p, plan)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if fits := res.PeakBytes <= bp.budget; fits != (b == ca) {
+			t.Errorf("batch %d: no-remat peak %d, budget %d; checkpoint-all said %d is the largest", b, res.PeakBytes, bp.budget, ca)
+		}
+	}
+	if code, _, errOut := run(t, "bench", "-max-batch", "8", "layered:10:12"); code != exitUsage || !strings.Contains(errOut, "zoo:NAME") {
+		t.Errorf("-max-batch on a layered graph: exit %d, %s", code, errOut)
 	}
 }

@@ -392,7 +392,7 @@ func run(st *passes.State, g *ir.Graph, opts Options) (bool, error) {
 	if i, b := WorkingSetFloor(p); i >= 0 {
 		res.FloorBytes, res.FloorNode = b, p.Name(i)
 	}
-	budget, err := opts.Budget.Resolve(baseRes.PeakBytes, opts.Profile.MemoryBytes(), uncountedResident(g, opts.Memory))
+	budget, err := opts.Budget.Resolve(baseRes.PeakBytes, opts.Profile.MemoryBytes(), UncountedResident(g, opts.Memory))
 	if err != nil {
 		return false, err
 	}
@@ -564,10 +564,10 @@ func NoRematPlan(p *Problem) (*Plan, error) {
 	return ScheduleStages(p, stages)
 }
 
-// uncountedResident is the bytes of the graph inputs and parameters that
+// UncountedResident is the bytes of the graph inputs and parameters that
 // the memory model leaves out of the peak (LowerOptions) but that occupy
 // the device all the same.
-func uncountedResident(g *ir.Graph, o LowerOptions) int64 {
+func UncountedResident(g *ir.Graph, o LowerOptions) int64 {
 	var n int64
 	seen := map[*ir.Value]bool{}
 	add := func(v *ir.Value) {
