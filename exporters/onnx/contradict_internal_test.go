@@ -9,7 +9,9 @@ import (
 // TestContradicted: a declaration is rewritten only where the graph's type
 // contradicts it, and then only in the contradicted parts.
 func TestContradicted(t *testing.T) {
-	f32 := func(dims ...ir.Dim) ir.TensorType { return ir.TensorType{Kind: ir.KindTensor, DType: ir.Float32, Shape: dims} }
+	f32 := func(dims ...ir.Dim) ir.TensorType {
+		return ir.TensorType{Kind: ir.KindTensor, DType: ir.Float32, Shape: dims}
+	}
 	d, n := ir.D, ir.SymDim("N")
 	for _, c := range []struct {
 		name      string
