@@ -51,6 +51,13 @@ type Options struct {
 	// numbers, as the "remat-compile.recompute" metadata (see remat.go).
 	Remat     *remat.RewriteResult
 	RematInfo RematInfo
+	// Order lists extra order constraints for ONNX Runtime, applied with
+	// Remat (after the recompute chains' dependencies): each holds its
+	// Node back until its After node has run, through a fake data
+	// dependency that never uses a Conv's bias and never separates a
+	// Conv, ConvTranspose, Gemm or MatMul from the node after it (see
+	// remat.go, CanForceOrder and ORTSchedule).
+	Order []OrderConstraint
 }
 
 // Export serializes g, a root graph, as an ONNX model. Tensors that came
@@ -89,6 +96,9 @@ type exporter struct {
 	// ext lists the tensors to be written as external data, in the order
 	// met (ExportFile without Inline).
 	ext []*extTensor
+	// rootProtos are the root graph's nodes as written, before the
+	// rematerialization's helper nodes: rootProtos[i] is g.Nodes[i].
+	rootProtos []*onnxpb.NodeProto
 }
 
 // extTensor is a tensor placed in external data.
@@ -152,6 +162,12 @@ func (ex *exporter) model(g *ir.Graph) (*onnxpb.ModelProto, error) {
 	mp.Graph, err = ex.graph(g)
 	if err != nil {
 		return nil, err
+	}
+	// The root's nodes, written in g's order, before the forcer inserts
+	// its helpers (ORTSchedule maps the written order back through them).
+	ex.rootProtos = slices.Clone(mp.Graph.Node)
+	if len(ex.opts.Order) > 0 && ex.opts.Remat == nil {
+		return nil, errors.New("onnx export: Options.Order needs Options.Remat")
 	}
 	if ex.opts.Remat != nil {
 		if err := ex.remat(g, mp); err != nil {

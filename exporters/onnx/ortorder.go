@@ -6,6 +6,7 @@ import (
 	"slices"
 
 	"github.com/remat-compile/remat/internal/onnxpb"
+	"github.com/remat-compile/remat/ir"
 	"google.golang.org/protobuf/proto"
 )
 
@@ -186,4 +187,39 @@ func freeNames(g *onnxpb.GraphProto) []string {
 		use(v.GetName())
 	}
 	return out
+}
+
+// ORTSchedule returns the root nodes of g in the order ONNX Runtime 1.30's
+// sequential executor runs, at level "disabled", the model that
+// Export(g, opts) writes (with its rematerialization dependencies and
+// order constraints, Options.Remat and Options.Order): ORTOrder's
+// simulation of the written node list, mapped back to g's nodes. The
+// exporter's helper nodes are left out; Constant nodes, which ORT turns
+// into initializers, come first, in g's order. The result is a
+// topological order of g's root nodes, fit for passes/memory's Simulate.
+func ORTSchedule(g *ir.Graph, opts Options) ([]*ir.Node, error) {
+	opts.Inline = true
+	ex := &exporter{opts: opts}
+	mp, err := ex.model(g)
+	if err != nil {
+		return nil, err
+	}
+	if len(ex.rootProtos) != len(g.Nodes) {
+		return nil, fmt.Errorf("onnx: ORTSchedule: internal error: %d nodes written for %d", len(ex.rootProtos), len(g.Nodes))
+	}
+	nodeOf := make(map[*onnxpb.NodeProto]*ir.Node, len(g.Nodes))
+	var seq []*ir.Node
+	for i, n := range g.Nodes {
+		nodeOf[ex.rootProtos[i]] = n
+		if isConstantProto(ex.rootProtos[i]) {
+			seq = append(seq, n)
+		}
+	}
+	nodes := mp.Graph.GetNode()
+	for _, p := range ortOrder(nodes) {
+		if n := nodeOf[nodes[p]]; n != nil {
+			seq = append(seq, n)
+		}
+	}
+	return seq, nil
 }

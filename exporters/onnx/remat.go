@@ -36,7 +36,16 @@ import (
 //     the first such chain, in plan order, the dependency on the entries
 //     that duplicate depends on, and simulates again: the new nodes change
 //     the indices and so ORT's order. Each round forces at least one more
-//     entry, so the loop ends.
+//     entry, so the loop ends;
+//  4. applies Options.Order, the caller's order constraints (remat-compile
+//     chooses them by simulating ORT's order, ORTSchedule, under its
+//     memory model): each gives a node the same kind of dependency on
+//     another node's output, never in the depbias form and never on an
+//     input that a Conv, ConvTranspose, Gemm or MatMul produces (unless
+//     the node is one of those), so that ORT's fusions survive
+//     (chooseOrderDep, CanForceOrder); a node that already has a
+//     dependency gets one more empty tensor on its Concat. Step 3 runs
+//     again after them, since they change the indices.
 //
 // The dependency (research note, Q4) is
 //
@@ -180,6 +189,16 @@ func (ex *exporter) remat(g *ir.Graph, mp *onnxpb.ModelProto) error {
 		}
 		f.chains = append(f.chains, c)
 	}
+	for i, oc := range ex.opts.Order {
+		for _, c := range []struct {
+			role string
+			n    *ir.Node
+		}{{"constrained", oc.Node}, {"after", oc.After}} {
+			if c.n == nil || f.protoOf[c.n] == nil {
+				return fmt.Errorf("onnx export: Options.Order[%d]: the %s node is not a node of the exported graph's root", i, c.role)
+			}
+		}
+	}
 	if err := f.force(); err != nil {
 		return err
 	}
@@ -205,6 +224,19 @@ type forcer struct {
 	chains    []*chain
 	// keys counts the written nodes by cseKey.
 	keys map[string]int
+	// deps records the dependency of each entry node given one.
+	deps map[*ir.Node]*dep
+}
+
+// dep is the fake dependency of one entry node: the Concat that carries
+// the empty tensors (one per node it depends on) and the first helper node
+// written for it, before which the helpers of a further source go.
+type dep struct {
+	kind   depKind
+	concat *onnxpb.NodeProto
+	first  *onnxpb.NodeProto
+	// dtype is the element type of the empty tensors the Concat takes.
+	dtype ir.DType
 }
 
 // chain is one recompute chain: the duplicates one stage of the plan
@@ -219,13 +251,27 @@ type chain struct {
 	le, li string
 	leType ir.DType
 	prefix string
+	// at is the node the shared helpers are written before; nil: the
+	// chain's first node.
+	at *onnxpb.NodeProto
+	// order marks a chain made for an order constraint (Options.Order):
+	// its dependencies never take the depbias form.
+	order bool
+}
+
+// anchor returns the node the chain's shared helpers go before.
+func (c *chain) anchor(f *forcer) *onnxpb.NodeProto {
+	if c.at != nil {
+		return c.at
+	}
+	return f.protoOf[c.nodes[0]]
 }
 
 // force adds the dependencies: first wherever CSE could merge a
 // duplicate (that does not depend on the order), then, one chain at a
 // time, wherever the simulated order runs a duplicate too early.
 func (f *forcer) force() error {
-	if len(f.chains) == 0 {
+	if len(f.chains) == 0 && len(f.ex.opts.Order) == 0 {
 		return nil
 	}
 	if v := f.g.Opset(""); v < 10 {
@@ -257,6 +303,25 @@ func (f *forcer) force() error {
 			}
 		}
 	}
+	if err := f.forceChains(); err != nil {
+		return err
+	}
+	if len(f.ex.opts.Order) == 0 {
+		return nil
+	}
+	for _, oc := range f.ex.opts.Order {
+		if err := f.forceOrder(oc); err != nil {
+			return err
+		}
+	}
+	// The new helpers change the node indices and so ORT's order: the
+	// recompute chains are checked again.
+	return f.forceChains()
+}
+
+// forceChains gives dependencies, one chain at a time, wherever the
+// simulated order runs a duplicate before its chain's "after" node.
+func (f *forcer) forceChains() error {
 	for round := 0; ; round++ {
 		if round > len(f.protoOf) {
 			return fmt.Errorf("onnx export: internal error: forcing the recompute order does not converge")
@@ -269,6 +334,150 @@ func (f *forcer) force() error {
 			return err
 		}
 	}
+}
+
+// OrderConstraint asks the exporter (Options.Order) to make ONNX Runtime
+// run Node after After, which must not depend on Node: Node gets a fake
+// dependency on After's first tensor output, in the depreshape form (on a
+// data input that no Conv, ConvTranspose, Gemm or MatMul produces, unless
+// Node is one of those itself, so that ORT's fusions of such a node with
+// the activation or Add after it survive) or, for a Reshape, the depshape
+// form; never depbias. A node that already has a dependency (from a
+// recompute chain or an earlier constraint) gets one more empty tensor on
+// its Concat instead, unless that dependency is a depbias. CanForceOrder
+// tells whether a node can take a constraint.
+type OrderConstraint struct {
+	Node, After *ir.Node
+}
+
+// CanForceOrder reports whether an order constraint (Options.Order) can
+// hold n back without a depbias and without breaking a fusion (see
+// OrderConstraint). It refuses nodes that read nothing but parameters,
+// directly or through other nodes: from level "basic" up ORT folds them
+// into initializers, and a dependency would stop that and change the
+// kernels after them (measured: the gradient seed of a training graph).
+// A node that a recompute chain's dependency already reaches through a
+// depbias is refused only at export time.
+func CanForceOrder(n *ir.Node) bool {
+	if n == nil || n.Graph == nil || n.Graph.Parent != nil || isConstantNode(n) || constantFoldable(n, map[*ir.Node]bool{}) {
+		return false
+	}
+	_, _, err := chooseOrderDep(n)
+	return err == nil
+}
+
+// constantFoldable reports whether n reads only parameters, Constants and
+// the outputs of nodes that do (ORT's constant folding); memo caches the
+// answers.
+func constantFoldable(n *ir.Node, memo map[*ir.Node]bool) bool {
+	if r, ok := memo[n]; ok {
+		return r
+	}
+	memo[n] = true // no cycles in a graph; the value is set below
+	r := true
+	for _, v := range n.AllInputs() {
+		switch {
+		case v == nil || v.IsConst():
+		case v.Def == nil || v.Def.Graph != n.Graph:
+			r = false // a graph input or an outer-scope value
+		case isConstantNode(v.Def):
+		default:
+			r = constantFoldable(v.Def, memo)
+		}
+		if !r {
+			break
+		}
+	}
+	memo[n] = r
+	return r
+}
+
+// fusesForward reports whether ORT may fuse the node that produces v with
+// a node that reads v: a Conv, ConvTranspose, Gemm or MatMul (Conv +
+// activation, Conv + Add, MatMul + Add → Gemm, Gemm + activation).
+func fusesForward(v *ir.Value) bool {
+	if v == nil || v.Def == nil || normDomain(v.Def.Domain) != "" {
+		return false
+	}
+	switch v.Def.Op {
+	case "Conv", "ConvTranspose", "Gemm", "MatMul":
+		return true
+	}
+	return false
+}
+
+// chooseOrderDep picks the dependency form for an order constraint on e:
+// depreshape on a data input (not a parameter, not produced by a Constant
+// or a reshape-like op, and not by a node ORT could fuse with e), or
+// depshape on a Reshape's shape.
+func chooseOrderDep(e *ir.Node) (depKind, int, error) {
+	fusable := false
+	if normDomain(e.Domain) == "" {
+		switch e.Op {
+		case "Conv", "ConvTranspose", "Gemm", "MatMul":
+		default:
+			fusable = true
+		}
+	}
+	if !isReshapeLike(e) {
+		for j, v := range e.Inputs {
+			if v == nil || v.Type.Kind != ir.KindTensor || v.IsConst() {
+				continue
+			}
+			if v.Def != nil && (isConstantNode(v.Def) || isReshapeLike(v.Def)) {
+				continue
+			}
+			if fusable && fusesForward(v) {
+				continue
+			}
+			return depReshape, j, nil
+		}
+	}
+	if kind, j, err := chooseDep(e); err == nil && kind == depShape {
+		return kind, j, nil
+	}
+	return 0, 0, fmt.Errorf("onnx export: cannot hold node %q (%s) back: no input takes a fake dependency without a depbias, a Reshape pair or a broken fusion", e.Name, e.OpName())
+}
+
+// forceOrder applies one order constraint.
+func (f *forcer) forceOrder(oc OrderConstraint) error {
+	n := oc.Node
+	c := &chain{after: oc.After, nodes: []*ir.Node{n}, set: map[*ir.Node]bool{n: true}, forced: map[*ir.Node]bool{}, order: true}
+	if d := f.deps[n]; d != nil {
+		if d.kind == depBias {
+			return fmt.Errorf("onnx export: cannot hold node %q back after %q: its recompute chain's dependency is a depbias", n.Name, oc.After.Name)
+		}
+		return f.addSource(c, n, d)
+	}
+	return f.addDependency(c, n)
+}
+
+// addSource adds chain c's "after" node as one more node that entry e,
+// which has dependency d, depends on: the chain's empty tensor, of d's
+// element type, becomes one more input of d's Concat (an empty tensor adds
+// nothing). The new helpers go before d's first one.
+func (f *forcer) addSource(c *chain, e *ir.Node, d *dep) error {
+	c.at = d.first
+	if err := f.addShared(c); err != nil {
+		return err
+	}
+	var empty string
+	switch {
+	case d.dtype == ir.Int64:
+		empty = f.int64Dep(c)
+	case d.dtype == c.leType:
+		empty = c.le
+	default:
+		dt, ok := DataType(d.dtype)
+		if !ok {
+			return fmt.Errorf("onnx export: cannot force node %q: its dependency has element type %v", e.Name, d.dtype)
+		}
+		empty = f.value(c.prefix + "_empty_cast")
+		f.gp.Node = slices.Insert(f.gp.Node, slices.Index(f.gp.Node, d.first), f.node("Cast", c.prefix+"_cast", []string{c.le}, empty, []*onnxpb.AttributeProto{intAttr("to", int64(dt))}))
+		f.valueInfo(empty, ir.TensorOf(d.dtype, 0))
+	}
+	d.concat.Input = append(d.concat.Input, empty)
+	return nil
 }
 
 // addDependencies gives each entry of c that lacks one its dependency.
@@ -445,7 +654,11 @@ func chooseDep(e *ir.Node) (depKind, int, error) {
 
 // addDependency gives entry e of chain c its fake dependency on L.
 func (f *forcer) addDependency(c *chain, e *ir.Node) error {
-	kind, j, err := chooseDep(e)
+	choose := chooseDep
+	if c.order {
+		choose = chooseOrderDep
+	}
+	kind, j, err := choose(e)
 	if err != nil {
 		return err
 	}
@@ -458,6 +671,7 @@ func (f *forcer) addDependency(c *chain, e *ir.Node) error {
 	oldKey := cseKey(np)
 	base := e.Name + "_dep"
 	var nodes []*onnxpb.NodeProto
+	d := &dep{kind: kind, dtype: ir.Int64}
 	switch kind {
 	case depReshape:
 		v := e.Inputs[j]
@@ -498,6 +712,7 @@ func (f *forcer) addDependency(c *chain, e *ir.Node) error {
 		nodes = append(nodes, f.node("Concat", base+"_concat", []string{f.ex.name(b), le}, out, []*onnxpb.AttributeProto{intAttr("axis", 0)}))
 		f.valueInfo(out, b.Type)
 		np.Input[j] = out
+		d.dtype = b.Type.DType
 	case depShape:
 		s := e.Inputs[j]
 		out := f.value(base + "_shape")
@@ -505,6 +720,16 @@ func (f *forcer) addDependency(c *chain, e *ir.Node) error {
 		f.valueInfo(out, s.Type)
 		np.Input[j] = out
 	}
+	for _, h := range nodes {
+		if h.GetOpType() == "Concat" {
+			d.concat = h
+		}
+	}
+	d.first = nodes[0]
+	if f.deps == nil {
+		f.deps = map[*ir.Node]*dep{}
+	}
+	f.deps[e] = d
 	f.gp.Node = slices.Insert(f.gp.Node, slices.Index(f.gp.Node, np), nodes...)
 	f.keys[oldKey]--
 	f.keys[cseKey(np)]++
@@ -527,7 +752,7 @@ func (f *forcer) addShared(c *chain) error {
 		return fmt.Errorf("onnx export: cannot force the recompute chain of %q after node %q: that node has no tensor output to depend on", c.nodes[0].Name, c.after.Name)
 	}
 	c.prefix = c.nodes[0].Name + "_dep"
-	at := slices.Index(f.gp.Node, f.protoOf[c.nodes[0]])
+	at := slices.Index(f.gp.Node, c.anchor(f))
 	lname := f.ex.name(l)
 	minus1 := f.addInit(c.prefix+"_minus1", []int64{-1})
 	zero := f.addInit(c.prefix+"_zero", []int64{0})
@@ -561,7 +786,7 @@ func (f *forcer) int64Dep(c *chain) string {
 	c.li = f.value(c.prefix + "_empty_i64")
 	np := f.node("Cast", c.prefix+"_cast", []string{c.le}, c.li, []*onnxpb.AttributeProto{intAttr("to", int64(onnxpb.TensorProto_INT64))})
 	f.valueInfo(c.li, ir.TensorOf(ir.Int64, 0))
-	f.gp.Node = slices.Insert(f.gp.Node, slices.Index(f.gp.Node, f.protoOf[c.nodes[0]]), np)
+	f.gp.Node = slices.Insert(f.gp.Node, slices.Index(f.gp.Node, c.anchor(f)), np)
 	return c.li
 }
 

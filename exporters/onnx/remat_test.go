@@ -770,3 +770,156 @@ func BenchmarkRematExport(b *testing.B) {
 		})
 	}
 }
+
+// buildBranches is two parallel branches, a = B(B(x)) and b = B(B(x)),
+// joined by an Add, then p = B(a+b) and y = p + a1 (a long skip from the
+// first block of branch a). In file order ORT's depth-first search runs
+// branch b before branch a (it enters the producer with the higher index
+// first), so a1 and a2 stay live across branch b when the plan runs a
+// first.
+func buildBranches() *ir.Graph {
+	b := newMB("branches")
+	x := b.g.AddInput("x", b.act)
+	a1 := b.block("a1", x, "a1")
+	a2 := b.block("a2", a1, "a2")
+	b1 := b.block("b1", x, "b1")
+	b2 := b.block("b2", b1, "b2")
+	p := b.block("post", b.add("join", a2, b2, "s"), "p")
+	b.g.AddOutput(b.add("skip", p, a1, "y"))
+	return b.g
+}
+
+// scheduleNames returns the names of ORTSchedule's nodes.
+func scheduleNames(t *testing.T, g *ir.Graph, opts exporter.Options) []string {
+	t.Helper()
+	seq, err := exporter.ORTSchedule(g, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, n := range seq {
+		names = append(names, n.Name)
+	}
+	return names
+}
+
+func irNode(g *ir.Graph, name string) *ir.Node {
+	for _, n := range g.Nodes {
+		if n.Name == name {
+			return n
+		}
+	}
+	return nil
+}
+
+// TestRematExportOrderConstraint: an order constraint (Options.Order)
+// holds its node back until its "after" node has run, in ORTSchedule's
+// simulated order and in the written model's (ORTOrder), through a
+// depreshape on the node's data input; the recompute chain stays after
+// its "after" node. CanForceOrder refuses a Relu that reads a Conv (the
+// dependency would break ORT's Conv+activation fusion) and a node that
+// reads only parameters (ORT folds it). With ORT, the model computes
+// bitwise the original's outputs at "disabled" and "all" and runs b1_conv
+// after a2_relu.
+func TestRematExportOrderConstraint(t *testing.T) {
+	c := rematCase{name: "branches", build: buildBranches, recompute: map[string][]string{"skip": {"a1_conv", "a1_relu"}}}
+	r := exportCase(t, c)
+	base := exporter.Options{ValueInfo: true, Remat: r.rw, RematInfo: r.info}
+	before := func(names []string, x, y string) bool {
+		i, j := slices.Index(names, x), slices.Index(names, y)
+		if i < 0 || j < 0 {
+			t.Fatalf("%s or %s missing from %v", x, y, names)
+		}
+		return i < j
+	}
+	free := scheduleNames(t, r.g, base)
+	if !before(free, "b1_conv", "a2_relu") {
+		t.Fatalf("the test is void: ORT would run b1_conv after a2_relu unforced: %v", free)
+	}
+	b1, a2 := irNode(r.g, "b1_conv"), irNode(r.g, "a2_relu")
+	if !exporter.CanForceOrder(b1) {
+		t.Fatal("CanForceOrder(b1_conv) = false")
+	}
+	if exporter.CanForceOrder(irNode(r.g, "b1_relu")) {
+		t.Error("CanForceOrder(b1_relu) = true: a dependency between b1_conv and b1_relu breaks their fusion")
+	}
+	opts := base
+	opts.Order = []exporter.OrderConstraint{{Node: b1, After: a2}}
+	forced := scheduleNames(t, r.g, opts)
+	if before(forced, "b1_conv", "a2_relu") {
+		t.Errorf("with the constraint ORTSchedule still runs b1_conv before a2_relu: %v", forced)
+	}
+	if !before(forced, "post_relu", "a1_conv_rc1") {
+		t.Errorf("the recompute chain runs before its after node: %v", forced)
+	}
+	model := mustExport(t, r.g, opts)
+	mp := unmarshal(t, model)
+	order, err := exporter.ORTOrder(model)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var written []string
+	for _, p := range order {
+		if n := mp.Graph.Node[p].GetName(); !isDep(n) {
+			written = append(written, n)
+		}
+	}
+	if !slices.Equal(written, forced) {
+		t.Errorf("ORTOrder of the written model\n  %v\nORTSchedule\n  %v", written, forced)
+	}
+	np := protoNode(mp, "b1_conv")
+	if dep := producerOf(mp, np.GetInput()[0]); dep == nil || !isDep(dep.GetName()) || dep.GetOpType() != "Reshape" {
+		t.Errorf("b1_conv reads %v, want a depreshape on its data input", np.GetInput())
+	}
+	if flat := protoNode(mp, "b1_conv_dep_flat"); flat == nil || flat.GetInput()[0] != "a2" {
+		t.Errorf("b1_conv's dependency is not on a2: %v", flat)
+	}
+
+	// A node that reads only parameters: ORT folds it into an initializer.
+	g := buildBranches()
+	w := irNode(g, "a1_conv").Inputs[1]
+	neg := g.NewNode("Neg", "", []*ir.Value{w}, []string{"wneg"})
+	neg.Name = "wneg"
+	neg.Outputs[0].Type = w.Type
+	if exporter.CanForceOrder(neg) {
+		t.Error("CanForceOrder(Neg of a parameter) = true; ORT constant-folds it")
+	}
+
+	needORT(t)
+	dir := t.TempDir()
+	orig := filepath.Join(dir, "branches.onnx")
+	rm := filepath.Join(dir, "branches_ordered.onnx")
+	writeFile(t, orig, r.orig)
+	writeFile(t, rm, model)
+	inputs, err := ort.RandomInputs(orig, 7, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, level := range []string{"disabled", "all"} {
+		a, err := ort.Run(orig, inputs, ort.MeasureOptions(level))
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := ort.Run(rm, inputs, ort.MeasureOptions(level))
+		if err != nil {
+			t.Fatalf("level %s: %v", level, err)
+		}
+		for _, name := range a.OutputNames {
+			if !bytes.Equal(a.Outputs[name].Data, b.Outputs[name].Data) {
+				t.Errorf("level %s: output %s differs", level, name)
+			}
+		}
+		t.Logf("level %s: activation peak %d -> %d bytes", level, activationPeak(a.Profile), activationPeak(b.Profile))
+		if level == "disabled" {
+			var ran []string
+			for _, n := range b.Profile.Names() {
+				if !isDep(n) {
+					ran = append(ran, n)
+				}
+			}
+			if !slices.Equal(ran, forced) {
+				t.Errorf("ORT ran\n  %v\nORTSchedule\n  %v", ran, forced)
+			}
+		}
+	}
+}
