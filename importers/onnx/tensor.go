@@ -215,12 +215,16 @@ func (im *importer) tensor(tp *onnxpb.TensorProto, c tensorCtx) (*ir.Tensor, boo
 	if enc != field {
 		return fail("%v tensor stores its data in %v; ONNX puts %v elements in %v or raw_data", dt, enc, dt, field)
 	}
-	raw := make([]byte, want)
+	// The buffer is allocated only once the field's length has matched
+	// the shape: a tiny file must not make the importer allocate what a
+	// huge declared shape needs.
+	var raw []byte
 	switch enc {
 	case EncFloat:
 		if int64(len(tp.FloatData)) != count {
 			return fail("float_data has %d values, %v needs %d", len(tp.FloatData), tensorType(dt, shape), count)
 		}
+		raw = make([]byte, want)
 		for i, f := range tp.FloatData {
 			binary.LittleEndian.PutUint32(raw[4*i:], math.Float32bits(f))
 		}
@@ -229,6 +233,7 @@ func (im *importer) tensor(tp *onnxpb.TensorProto, c tensorCtx) (*ir.Tensor, boo
 		if int64(len(tp.DoubleData)) != count {
 			return fail("double_data has %d values, %v needs %d", len(tp.DoubleData), tensorType(dt, shape), count)
 		}
+		raw = make([]byte, want)
 		for i, f := range tp.DoubleData {
 			binary.LittleEndian.PutUint64(raw[8*i:], math.Float64bits(f))
 		}
@@ -237,6 +242,7 @@ func (im *importer) tensor(tp *onnxpb.TensorProto, c tensorCtx) (*ir.Tensor, boo
 		if int64(len(tp.Int64Data)) != count {
 			return fail("int64_data has %d values, %v needs %d", len(tp.Int64Data), tensorType(dt, shape), count)
 		}
+		raw = make([]byte, want)
 		for i, v := range tp.Int64Data {
 			binary.LittleEndian.PutUint64(raw[8*i:], uint64(v))
 		}
@@ -245,6 +251,7 @@ func (im *importer) tensor(tp *onnxpb.TensorProto, c tensorCtx) (*ir.Tensor, boo
 		if int64(len(tp.Uint64Data)) != count {
 			return fail("uint64_data has %d values, %v needs %d", len(tp.Uint64Data), tensorType(dt, shape), count)
 		}
+		raw = make([]byte, want)
 		for i, v := range tp.Uint64Data {
 			if dt == ir.Uint32 {
 				binary.LittleEndian.PutUint32(raw[4*i:], uint32(v))
@@ -257,6 +264,7 @@ func (im *importer) tensor(tp *onnxpb.TensorProto, c tensorCtx) (*ir.Tensor, boo
 		if int64(len(tp.Int32Data)) != count {
 			return fail("int32_data has %d values, %v needs %d", len(tp.Int32Data), tensorType(dt, shape), count)
 		}
+		raw = make([]byte, want)
 		// Every type narrower than 32 bits keeps one element per value in
 		// the low bits (float16/bfloat16/float8 as bit patterns); the 4-bit
 		// types keep one packed byte (two elements, the first in the low
