@@ -99,6 +99,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	onnxexp "github.com/remat-compile/remat/exporters/onnx"
 	onnximp "github.com/remat-compile/remat/importers/onnx"
 	"github.com/remat-compile/remat/internal/onnxpb"
 	"github.com/remat-compile/remat/internal/ort"
@@ -106,11 +107,13 @@ import (
 	"google.golang.org/protobuf/proto"
 )
 
-// metadataKey is the metadata_props key of the exporter's plan.
-const metadataKey = "remat-compile.recompute"
-
-// metadataVersion is the only version of the metadata this verify reads.
-const metadataVersion = 1
+// metadataKey is the metadata_props key of the exporter's plan, and
+// metadataVersion the only version of it this verify reads; the format is
+// exporters/onnx's RematMetadata.
+const (
+	metadataKey     = onnxexp.RematMetadataKey
+	metadataVersion = onnxexp.RematMetadataVersion
+)
 
 // fusionHops bounds how far from its fused partner a node absorbed by an
 // ORT fusion may be (Conv+BatchNormalization+Relu is two edges).
@@ -120,24 +123,11 @@ const fusionHops = 2
 // predicted drop, reported (not enforced) by verify.
 const acceptanceBar = 0.80
 
-// rematMetadata is the value of metadataKey.
-type rematMetadata struct {
-	Version            int              `json:"version"`
-	Solver             string           `json:"solver"`
-	BudgetBytes        int64            `json:"budget_bytes"`
-	PredictedPeakBytes int64            `json:"predicted_peak_bytes"`
-	OriginalPeakBytes  int64            `json:"original_peak_bytes"`
-	Recompute          []recomputeEntry `json:"recompute"`
-}
-
-// recomputeEntry is one duplicated node of the plan.
-type recomputeEntry struct {
-	Node     string   `json:"node"`
-	Original string   `json:"original"`
-	Outputs  []string `json:"outputs"`
-	After    string   `json:"after"`
-	Before   string   `json:"before"`
-}
+// rematMetadata and recomputeEntry are the metadata's format.
+type (
+	rematMetadata  = onnxexp.RematMetadata
+	recomputeEntry = onnxexp.RecomputeEntry
+)
 
 // levelNames are ORT's optimization levels, as ort.Options.Level spells
 // them.

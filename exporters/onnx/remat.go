@@ -97,17 +97,25 @@ type RematInfo struct {
 	PredictedPeakBytes, OriginalPeakBytes int64
 }
 
-// rematMetadata is the JSON value of RematMetadataKey, version 1.
-type rematMetadata struct {
+// RematMetadataVersion is the version of the RematMetadataKey format this
+// package writes (and remat-compile verify reads).
+const RematMetadataVersion = 1
+
+// RematMetadata is the JSON value of RematMetadataKey: the contract between
+// the exporter, which writes it, and remat-compile verify, which reads it.
+type RematMetadata struct {
 	Version            int              `json:"version"`
 	Solver             string           `json:"solver"`
 	BudgetBytes        int64            `json:"budget_bytes"`
 	PredictedPeakBytes int64            `json:"predicted_peak_bytes"`
 	OriginalPeakBytes  int64            `json:"original_peak_bytes"`
-	Recompute          []recomputeEntry `json:"recompute"`
+	Recompute          []RecomputeEntry `json:"recompute"`
 }
 
-type recomputeEntry struct {
+// RecomputeEntry is one duplicated node of the plan: its name, the node it
+// copies, its output tensors, and the nodes the plan runs it after and
+// before ("" at the start or end).
+type RecomputeEntry struct {
 	Node     string   `json:"node"`
 	Original string   `json:"original"`
 	Outputs  []string `json:"outputs"`
@@ -147,13 +155,13 @@ func (ex *exporter) remat(g *ir.Graph, mp *onnxpb.ModelProto) error {
 		}
 		return nil
 	}
-	md := rematMetadata{
-		Version:            1,
+	md := RematMetadata{
+		Version:            RematMetadataVersion,
 		Solver:             ex.opts.RematInfo.Solver,
 		BudgetBytes:        ex.opts.RematInfo.BudgetBytes,
 		PredictedPeakBytes: ex.opts.RematInfo.PredictedPeakBytes,
 		OriginalPeakBytes:  ex.opts.RematInfo.OriginalPeakBytes,
-		Recompute:          []recomputeEntry{},
+		Recompute:          []RecomputeEntry{},
 	}
 	for _, rc := range rw.Recomputes {
 		if rc.Node == nil || rc.Original == nil {
@@ -167,7 +175,7 @@ func (ex *exporter) remat(g *ir.Graph, mp *onnxpb.ModelProto) error {
 				return err
 			}
 		}
-		e := recomputeEntry{Node: rc.Node.Name, Original: rc.Original.Name, Outputs: []string{}}
+		e := RecomputeEntry{Node: rc.Node.Name, Original: rc.Original.Name, Outputs: []string{}}
 		for _, o := range rc.Node.Outputs {
 			if o != nil {
 				e.Outputs = append(e.Outputs, ex.name(o))

@@ -92,30 +92,7 @@ func (e *NoGradientError) Error() string {
 // Build rewrites g, a root graph, into its training graph (see the package
 // documentation). On error g may be partly changed.
 func Build(g *ir.Graph, opts Options) error {
-	if g == nil || g.Parent != nil {
-		return errors.New("autodiff: Build needs a root graph")
-	}
-	opset := g.Opset("")
-	if opset == 0 {
-		opset = 21
-		g.Opsets = append(g.Opsets, ir.Opset{Domain: "", Version: opset})
-	}
-	if opset < minOpset {
-		return ir.ErrorList{ir.Errorf(ir.Pos{File: opts.File}, "autodiff needs the standard opset %d or later (Where, Expand, ConstantOfShape); the graph imports opset %d", minOpset, opset)}.Err()
-	}
-	if err := shapes.Infer(g, shapes.Options{File: opts.File}); err != nil {
-		return err
-	}
-	b := newBuilder(g, opset)
-	d := &differ{g: g, b: b, opts: opts, file: opts.File}
-	d.own = ownParams(g)
-	if err := d.prepare(); err != nil {
-		return err
-	}
-	if err := g.Sort(); err != nil {
-		return err
-	}
-	loss, err := d.addLoss()
+	d, loss, err := begin(g, opts, "Build", true)
 	if err != nil {
 		return err
 	}
@@ -134,31 +111,46 @@ func Build(g *ir.Graph, opts Options) error {
 	return nil
 }
 
-// Forward rewrites g into the graph of the loss alone: the same forward
-// pass in training semantics and the same loss as Build, with "loss" the
-// only output. Gradient checks compare Build's gradients with finite
-// differences of this graph.
-func Forward(g *ir.Graph, opts Options) error {
+// begin is what Build and Forward share: on a root graph (with the
+// standard opset 21 when it imports none, and, when checkOpset, at least
+// minOpset), infer shapes, put the forward pass in training semantics and
+// append the loss.
+func begin(g *ir.Graph, opts Options, what string, checkOpset bool) (*differ, *ir.Value, error) {
 	if g == nil || g.Parent != nil {
-		return errors.New("autodiff: Forward needs a root graph")
+		return nil, nil, fmt.Errorf("autodiff: %s needs a root graph", what)
 	}
 	opset := g.Opset("")
 	if opset == 0 {
 		opset = 21
 		g.Opsets = append(g.Opsets, ir.Opset{Domain: "", Version: opset})
 	}
+	if checkOpset && opset < minOpset {
+		return nil, nil, ir.ErrorList{ir.Errorf(ir.Pos{File: opts.File}, "autodiff needs the standard opset %d or later (Where, Expand, ConstantOfShape); the graph imports opset %d", minOpset, opset)}.Err()
+	}
 	if err := shapes.Infer(g, shapes.Options{File: opts.File}); err != nil {
-		return err
+		return nil, nil, err
 	}
 	d := &differ{g: g, b: newBuilder(g, opset), opts: opts, file: opts.File}
 	d.own = ownParams(g)
 	if err := d.prepare(); err != nil {
-		return err
+		return nil, nil, err
 	}
 	if err := g.Sort(); err != nil {
-		return err
+		return nil, nil, err
 	}
 	loss, err := d.addLoss()
+	if err != nil {
+		return nil, nil, err
+	}
+	return d, loss, nil
+}
+
+// Forward rewrites g into the graph of the loss alone: the same forward
+// pass in training semantics and the same loss as Build, with "loss" the
+// only output. Gradient checks compare Build's gradients with finite
+// differences of this graph.
+func Forward(g *ir.Graph, opts Options) error {
+	_, loss, err := begin(g, opts, "Forward", false)
 	if err != nil {
 		return err
 	}
