@@ -5,16 +5,30 @@
 # measured activation peaks at levels disabled and all, run times). Prints a
 # Markdown table; a budget below the model's floor prints the proven floor.
 #
-#   eval "$(scripts/setup.sh)"; scripts/remat-table.sh [BUDGETS]
+# With -train it does the same for training graphs (passes/autodiff, loss
+# sum) of the zoo models at sizes ORT runs in about a second: the plain
+# training graph (-solver checkpoint-all) against the rematerialized one.
+#
+#   eval "$(scripts/setup.sh)"; scripts/remat-table.sh [-train] [BUDGETS]
 set -euo pipefail
 cd "$(dirname "$0")/.."
+train=""
+if [ "${1:-}" = -train ]; then
+  train=-train
+  shift
+fi
 budgets=${1:-"90% 80% 70%"}
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 go build -o "$work/rc" ./cmd/remat-compile
 
 models=("testdata/zoo/unet.onnx|" "testdata/zoo/fcn8.onnx|" "testdata/models/unet_like.onnx|")
-if [ -n "${REMAT_MODELS:-}" ] && [ -f "$REMAT_MODELS" ]; then
+if [ -n "$train" ]; then
+  models=()
+  for spec in ${TRAIN_MODELS:-vgg16:res=64 vgg19:res=64 mobilenet_v1:res=64 mobilenet_v2:res=64 resnet50:res=64 unet:res=64 fcn8:res=64 segnet:res=64}; do
+    models+=("zoo:$spec|")
+  done
+elif [ -n "${REMAT_MODELS:-}" ] && [ -f "$REMAT_MODELS" ]; then
   while IFS=$'\t' read -r name path _ _ inputs; do
     [ "$name" = name ] && continue
     flags=""
@@ -27,23 +41,29 @@ if [ -n "${REMAT_MODELS:-}" ] && [ -f "$REMAT_MODELS" ]; then
   done < "$REMAT_MODELS"
 fi
 
-echo "| model | budget | predicted peak (B) | plan | overhead % | ORT disabled: orig → remat (B) | ORT all: orig → remat (B) | measured/predicted drop | run time ms (all) orig → remat | outputs |"
-echo "|---|---|---|---|---|---|---|---|---|---|"
+echo "| model | budget | predicted peak (B) | ORT model (B) | plan | overhead % | ORT disabled: orig → remat (B) | ORT all: orig → remat (B) | measured/predicted drop | run time ms (all) orig → remat | outputs |"
+echo "|---|---|---|---|---|---|---|---|---|---|---|"
 for entry in "${models[@]}"; do
   path=${entry%%|*}; flags=${entry#*|}
   name=$(basename "$path" .onnx)
+  orig=$path
+  if [ -n "$train" ]; then
+    name=${path#zoo:}
+    orig="$work/plain.onnx"
+    "$work/rc" compile -train -solver checkpoint-all -o "$orig" "$path" > /dev/null
+  fi
   for b in $budgets; do
     out="$work/$name.onnx"; rep="$work/$name.json"
     # shellcheck disable=SC2086
-    if ! msg=$("$work/rc" compile $flags -budget "$b" -time-limit 60s -report "$rep" -o "$out" "$path" 2>&1); then
+    if ! msg=$("$work/rc" compile $train $flags -budget "$b" -time-limit "${TIME_LIMIT:-60s}" -report "$rep" -o "$out" "$path" 2>&1); then
       floor=$(echo "$msg" | grep -o 'smallest peak possible, [^(]*([^)]*)' | head -1 || true)
       [ -z "$floor" ] && floor=$(echo "$msg" | grep -o 'smallest peak any solver reached, [^;]*' | head -1 || true)
-      echo "| $name | $b | infeasible: ${floor:-$(echo "$msg" | head -1)} | - | - | - | - | - | - | - |"
+      echo "| $name | $b | infeasible: ${floor:-$(echo "$msg" | head -1)} | - | - | - | - | - | - | - | - |"
       continue
     fi
     /usr/bin/python3 -c "import onnx,sys; onnx.checker.check_model(sys.argv[1], full_check=True)" "$out"
     # shellcheck disable=SC2086
-    "$work/rc" verify -runs 5 -json $flags "$path" "$out" > "$work/v.json" || true
+    "$work/rc" verify -runs 5 -json $flags "$orig" "$out" > "$work/v.json" || true
     python3 - "$rep" "$work/v.json" "$name" "$b" <<'PY'
 import json, sys
 r = json.load(open(sys.argv[1])); v = json.load(open(sys.argv[2]))
@@ -53,8 +73,9 @@ ratio = ", ".join("%s %.0f%%" % (k, l.get("measured_over_predicted_drop_percent"
 same = all(o["equal"] for l in v["levels"] for o in l["outputs"])
 a = lv.get("all")
 rt = "%.2f → %.2f" % (a["original_model"]["median_run_time_ms"], a["remat_model"]["median_run_time_ms"]) if a else "-"
-print("| %s | %s | %d → %d | %s | %+.1f | %s | %s | %s | %s | %s%s |" % (
-    sys.argv[3], sys.argv[4], r["before_peak_bytes"], r["after_peak_bytes"], r["plan_solver"], r["overhead_percent"],
+print("| %s | %s | %d → %d | %d → %d | %s | %+.1f | %s | %s | %s | %s | %s%s |" % (
+    sys.argv[3], sys.argv[4], r["before_peak_bytes"], r["after_peak_bytes"],
+    r.get("ort_model_before_peak_bytes", 0), r.get("ort_model_after_peak_bytes", 0), r["plan_solver"], r["overhead_percent"],
     pair(lv["disabled"]) if "disabled" in lv else "-", pair(a) if a else "-", ratio, rt,
     "bitwise identical" if same else "DIFFER", "" if v["ok"] else " (verify: " + "; ".join(v["failures"][:2]) + ")"))
 PY

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"context"
 	"encoding/csv"
 	"errors"
@@ -14,14 +15,11 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/remat-compile/remat/internal/zoo"
-	"github.com/remat-compile/remat/ir"
 	"github.com/remat-compile/remat/passes"
 	"github.com/remat-compile/remat/passes/autodiff"
 	"github.com/remat-compile/remat/passes/remat"
 	"github.com/remat-compile/remat/passes/remat/solvers"
 	"github.com/remat-compile/remat/passes/remat/synth"
-	"github.com/remat-compile/remat/passes/shapes"
 	"github.com/remat-compile/remat/profiles"
 )
 
@@ -42,21 +40,23 @@ type benchOptions struct {
 	train     bool
 	loss      string
 	maxBatch  int
+	mdOut     string
 }
 
 func benchCmd() *command {
 	return &command{
 		name:  "bench",
-		usage: "[-budgets 90%,80%] [-solvers all|NAME,...] [-time-limit 60s] [-profile NAME] [-train [-loss sum]] [-csv out.csv] [-svg curves.svg] [-max-batch N] GRAPH...",
-		short: "Run solvers on models, zoo models or seeded random layered graphs (GRAPH = model.onnx, zoo:NAME[:small|default][:batch=N] or layered:N:M[:SEED]) at several budgets and tabulate overhead, peak, time to the best plan, gap and cost ratios to checkmate-milp; -svg draws overhead-vs-budget curves.",
+		usage: "[-budgets 90%,80%,min] [-solvers all|NAME,...] [-time-limit 60s] [-profile NAME] [-train [-loss sum]] [-csv out.csv] [-md out.md] [-svg curves.svg] [-max-batch N] GRAPH...",
+		short: "Run solvers on models, zoo models or seeded random layered graphs (GRAPH = model.onnx, " + zooSpecHelp + " or layered:N:M[:SEED]) at several budgets and tabulate overhead, peak, time to the best plan, gap to the solver's and to the best known lower bound, and cost ratios to checkmate-milp; -svg draws overhead-vs-budget curves.",
 		setup: func(fs *flag.FlagSet) func(context.Context, []string, *Streams) error {
 			o := &benchOptions{}
 			o.load.shapes.register(fs)
-			fs.StringVar(&o.budgets, "budgets", "90%,80%", "comma-separated `budgets`: percentages of the no-remat peak or bytes with a unit")
+			fs.StringVar(&o.budgets, "budgets", "90%,80%", "comma-separated `budgets`: percentages of the no-remat peak, bytes with a unit, or min (the smallest peak known to be feasible: the least any non-exact solver of the run reaches when asked for the working-set floor, or any solver reached at the budgets before min)")
 			fs.StringVar(&o.solvers, "solvers", "all", "comma-separated solver `names`, or all (see `remat-compile solvers`)")
 			fs.StringVar(&o.profile, "profile", defaultProfile, "device `profile` for the models' costs: a built-in name ("+strings.Join(profiles.Builtins(), ", ")+") or a .yaml file")
 			fs.DurationVar(&o.timeLimit, "time-limit", 60*time.Second, "each solver's time limit per graph and budget")
 			fs.StringVar(&o.csvOut, "csv", "", "also write the rows to `file` as CSV")
+			fs.StringVar(&o.mdOut, "md", "", "also write the table to `file` as Markdown")
 			fs.StringVar(&o.svgOut, "svg", "", "also draw each graph's overhead-vs-budget curves, one per solver (Checkmate Fig. 5), into `file` (an SVG; several graphs are stacked)")
 			fs.BoolVar(&o.train, "train", false, "benchmark the models' training graphs (passes/autodiff) instead of their inference graphs")
 			fs.StringVar(&o.loss, "loss", "sum", "with -train, the `loss` (as for compile)")
@@ -91,8 +91,11 @@ type benchRow struct {
 	peak         int64   // the plan's peak; the least peak reached when over budget
 	toBest       float64 // seconds to the best plan
 	total        float64 // seconds the solver ran
-	gap          float64 // percent; NaN when unknown
+	gap          float64 // percent, from the solver's own bound; NaN when unknown
+	bound        float64 // the solver's lower bound on the optimum, seconds; 0 when none
+	bestGap      float64 // percent, to the best lower bound any solver proved on this graph and budget; NaN without a plan
 	cost         float64 // seconds; NaN without a plan
+	trivialBound float64 // seconds: every node computed once (Problem.LowerBoundSeconds)
 	note         string
 }
 
@@ -100,12 +103,19 @@ func runBench(ctx context.Context, o *benchOptions, args []string, st *Streams) 
 	if o.timeLimit <= 0 {
 		return usagef("-time-limit %v: want a positive duration such as 60s", o.timeLimit)
 	}
-	var budgets []remat.Budget
+	var budgets []remat.Budget // the zero Budget stands for min
 	var budgetNames []string
 	for _, s := range strings.Split(o.budgets, ",") {
+		if strings.TrimSpace(s) == "min" {
+			budgets, budgetNames = append(budgets, remat.Budget{}), append(budgetNames, "min")
+			continue
+		}
 		b, err := parseBudget(strings.TrimSpace(s))
 		if err != nil {
 			return err
+		}
+		if b.IsZero() {
+			return usagef("-budgets %q: an empty budget; give percentages, bytes or min", o.budgets)
 		}
 		budgets, budgetNames = append(budgets, b), append(budgetNames, b.String())
 	}
@@ -152,14 +162,8 @@ func runBench(ctx context.Context, o *benchOptions, args []string, st *Streams) 
 				return err
 			}
 		}
-		var g *ir.Graph
-		var err error
-		if spec, ok := strings.CutPrefix(a, "zoo:"); ok {
-			g, err = zooGraph(ctx, spec)
-		} else {
-			o.load.requireStatic = true
-			g, _, err = loadModel(ctx, a, &o.load, st.Err)
-		}
+		o.load.requireStatic = true
+		g, _, err := loadModel(ctx, a, &o.load, st.Err)
 		if err != nil {
 			return err
 		}
@@ -193,8 +197,16 @@ func runBench(ctx context.Context, o *benchOptions, args []string, st *Streams) 
 			edges += len(d)
 		}
 		for bi, b := range budgets {
-			bytes, err := b.Resolve(baseRes.PeakBytes, 0, 0)
-			if err != nil {
+			var bytes int64
+			if b.IsZero() {
+				bytes = smallestPeak(ctx, gr.p, list, floor, o.timeLimit)
+				for _, r := range rows {
+					if r.graph == gr.name && r.peak > 0 && (withinBudget(r.status) || r.status == "over-budget") {
+						bytes = min(bytes, r.peak)
+					}
+				}
+				fmt.Fprintf(st.Err, "bench: %s: the smallest peak the heuristics reach is %d bytes (working-set floor %d)\n", gr.name, bytes, floor)
+			} else if bytes, err = b.Resolve(baseRes.PeakBytes, 0, 0); err != nil {
 				return err
 			}
 			q := *gr.p
@@ -207,13 +219,20 @@ func runBench(ctx context.Context, o *benchOptions, args []string, st *Streams) 
 				r.graph, r.nodes, r.edges = gr.name, gr.p.N(), edges
 				r.budget, r.budgetBytes = budgetNames[bi], bytes
 				r.basePeak, r.floorBytes = baseRes.PeakBytes, floor
+				r.trivialBound = gr.p.LowerBoundSeconds()
 				rows = append(rows, r)
 				fmt.Fprintf(st.Err, "bench: %s at %s: %s %s in %.1fs\n", gr.name, r.budget, s.Name, r.status, r.total)
 			}
 		}
 	}
+	bestBounds(rows)
 	if err := printBench(st.Out, rows); err != nil {
 		return err
+	}
+	if o.mdOut != "" {
+		if err := writeFileAtomic(o.mdOut, func(w io.Writer) error { return writeBenchMarkdown(w, rows) }); err != nil {
+			return err
+		}
 	}
 	if o.csvOut != "" {
 		if err := writeFileAtomic(o.csvOut, func(w io.Writer) error { return writeBenchCSV(w, rows) }); err != nil {
@@ -224,44 +243,6 @@ func runBench(ctx context.Context, o *benchOptions, args []string, st *Streams) 
 		return writeFileAtomic(o.svgOut, func(w io.Writer) error { return writeBenchSVG(w, rows) })
 	}
 	return nil
-}
-
-// zooGraph builds zoo:NAME[:small|default][:batch=N] with static shapes.
-func zooGraph(ctx context.Context, spec string) (*ir.Graph, error) {
-	parts := strings.Split(spec, ":")
-	m, ok := zoo.Lookup(parts[0])
-	if !ok {
-		var names []string
-		for _, m := range zoo.Models() {
-			names = append(names, m.Name)
-		}
-		return nil, usagef("zoo:%s: unknown model; the zoo has %s", parts[0], strings.Join(names, ", "))
-	}
-	cfg := m.Small
-	for _, p := range parts[1:] {
-		switch {
-		case p == "small":
-			cfg = m.Small
-		case p == "default":
-			cfg = m.Default
-		case strings.HasPrefix(p, "batch="):
-			b, err := strconv.Atoi(strings.TrimPrefix(p, "batch="))
-			if err != nil || b < 1 {
-				return nil, usagef("zoo:%s: %q: want batch=N with N ≥ 1", spec, p)
-			}
-			cfg.Batch = b
-		default:
-			return nil, usagef("zoo:%s: %q: want small, default or batch=N", spec, p)
-		}
-	}
-	g, err := m.Build(cfg)
-	if err != nil {
-		return nil, err
-	}
-	if _, err := passes.Run(ctx, g, []*passes.Pass{shapes.NewPass(shapes.Options{RequireStatic: true, File: "zoo:" + spec})}, passes.Options{File: "zoo:" + spec}); err != nil {
-		return nil, err
-	}
-	return g, nil
 }
 
 // parseLayered reads N:M[:SEED].
@@ -288,7 +269,7 @@ func parseLayered(spec string) (*remat.Problem, error) {
 
 // benchOne runs one solver under the time limit and checks its plan.
 func benchOne(ctx context.Context, s remat.Solver, p *remat.Problem, baseSeconds float64, limit time.Duration) benchRow {
-	r := benchRow{solver: s.Name, overhead: math.NaN(), gap: math.NaN(), cost: math.NaN()}
+	r := benchRow{solver: s.Name, overhead: math.NaN(), gap: math.NaN(), bestGap: math.NaN(), cost: math.NaN()}
 	ctx, cancel := context.WithTimeout(ctx, limit)
 	defer cancel()
 	best, bestAt := math.Inf(1), 0.0
@@ -316,9 +297,9 @@ func benchOne(ctx context.Context, s remat.Solver, p *remat.Problem, baseSeconds
 		r.status = "feasible"
 		switch {
 		case plan.Optimal:
-			r.status, r.gap = "optimal", 0
+			r.status, r.gap, r.bound = "optimal", 0, res.TotalSeconds
 		case plan.LowerBound > 0 && !math.IsNaN(plan.Gap) && !math.IsInf(plan.Gap, 0):
-			r.gap = 100 * plan.Gap
+			r.gap, r.bound = 100*plan.Gap, plan.LowerBound
 		}
 		// Time to the best plan: when a progress report first showed its
 		// cost; a solver that reports nothing found it at the end.
@@ -355,24 +336,17 @@ func benchOne(ctx context.Context, s remat.Solver, p *remat.Problem, baseSeconds
 // ratio.
 func printBench(w io.Writer, rows []benchRow) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "graph\t(n, m)\tbudget\tsolver\tstatus\toverhead %\tpeak\ttime to best s\tgap %\t")
+	fmt.Fprintln(tw, "graph\t(n, m)\tbudget\tsolver\tstatus\toverhead %\tpeak\ttime to best s\tgap %\tgap to best bound %\t")
 	var last string
 	for _, r := range rows {
 		key := r.graph + "\x00" + r.budget
 		if key != last && last != "" {
-			fmt.Fprintln(tw, "\t\t\t\t\t\t\t\t\t")
+			fmt.Fprintln(tw, "\t\t\t\t\t\t\t\t\t\t")
 		}
 		last = key
-		peak := "-"
-		if r.peak > 0 {
-			peak = strconv.FormatInt(r.peak, 10)
-			if r.status == "over-budget" || r.status == "infeasible" {
-				peak = "≥" + peak
-			}
-		}
-		fmt.Fprintf(tw, "%s\t(%d, %d)\t%s = %d\t%s\t%s\t%s\t%s\t%.2f\t%s\t\n",
+		fmt.Fprintf(tw, "%s\t(%d, %d)\t%s = %d\t%s\t%s\t%s\t%s\t%.2f\t%s\t%s\t\n",
 			r.graph, r.nodes, r.edges, r.budget, r.budgetBytes, r.solver, r.status,
-			fmtNaN(r.overhead, 2), peak, r.toBest, fmtNaN(r.gap, 2))
+			fmtNaN(r.overhead, 2), benchPeak(r), r.toBest, fmtNaN(r.gap, 2), fmtNaN(r.bestGap, 2))
 	}
 	if err := tw.Flush(); err != nil {
 		return err
@@ -441,13 +415,92 @@ func fmtNaN(v float64, prec int) string {
 
 func writeBenchCSV(w io.Writer, rows []benchRow) error {
 	cw := csv.NewWriter(w)
-	cw.Write([]string{"graph", "nodes", "edges", "budget", "budget_bytes", "no_remat_peak_bytes", "floor_bytes", "solver", "status", "overhead_percent", "peak_bytes", "cost_seconds", "time_to_best_seconds", "total_seconds", "gap_percent", "note"})
+	cw.Write([]string{"graph", "nodes", "edges", "budget", "budget_bytes", "no_remat_peak_bytes", "floor_bytes", "solver", "status", "overhead_percent", "peak_bytes", "cost_seconds", "time_to_best_seconds", "total_seconds", "gap_percent", "lower_bound_seconds", "gap_to_best_bound_percent", "note"})
 	for _, r := range rows {
 		cw.Write([]string{r.graph, strconv.Itoa(r.nodes), strconv.Itoa(r.edges), r.budget, strconv.FormatInt(r.budgetBytes, 10),
 			strconv.FormatInt(r.basePeak, 10), strconv.FormatInt(r.floorBytes, 10), r.solver, r.status,
 			fmtNaN(r.overhead, 4), strconv.FormatInt(r.peak, 10), fmtNaN(r.cost, 9),
-			strconv.FormatFloat(r.toBest, 'f', 3, 64), strconv.FormatFloat(r.total, 'f', 3, 64), fmtNaN(r.gap, 4), r.note})
+			strconv.FormatFloat(r.toBest, 'f', 3, 64), strconv.FormatFloat(r.total, 'f', 3, 64), fmtNaN(r.gap, 4), fmtNaN(r.bound, 9), fmtNaN(r.bestGap, 4), r.note})
 	}
 	cw.Flush()
 	return cw.Error()
+}
+
+// benchPeak formats a row's peak: "≥" marks the least peak of a solver
+// that did not reach the budget.
+func benchPeak(r benchRow) string {
+	if r.peak <= 0 {
+		return "-"
+	}
+	peak := strconv.FormatInt(r.peak, 10)
+	if r.status == "over-budget" || r.status == "infeasible" {
+		peak = "≥" + peak
+	}
+	return peak
+}
+
+// smallestPeak is the budget "min" stands for on p: the least peak any of
+// the non-exact solvers of the run reaches when asked for the working-set
+// floor, each within the time limit (the floor itself when one reaches
+// it). Exact solvers are left out: proving that no plan meets the floor
+// can take them far longer than finding the heuristics' least peak.
+func smallestPeak(ctx context.Context, p *remat.Problem, list []remat.Solver, floor int64, limit time.Duration) int64 {
+	q := *p
+	q.BudgetBytes = floor
+	least := int64(math.MaxInt64)
+	for _, s := range list {
+		if s.Exact {
+			continue
+		}
+		r := benchOne(ctx, s, &q, 0, limit)
+		if r.peak > 0 && (withinBudget(r.status) || r.status == "over-budget") {
+			least = min(least, r.peak)
+		}
+	}
+	if least == math.MaxInt64 {
+		base, err := remat.NoRematPlan(p)
+		if err == nil {
+			if res, err := remat.Evaluate(p, base); err == nil {
+				return res.PeakBytes
+			}
+		}
+		return floor
+	}
+	return least
+}
+
+// bestBounds sets each row's gap to the best lower bound known for its
+// graph and budget: the largest of the trivial bound (every node once:
+// the least cost of any plan, checkpoint-all's cost) and the bounds the
+// solvers proved.
+func bestBounds(rows []benchRow) {
+	type key struct{ graph, budget string }
+	best := map[key]float64{}
+	for _, r := range rows {
+		k := key{r.graph, r.budget}
+		if withinBudget(r.status) && r.bound > best[k] {
+			best[k] = r.bound
+		}
+	}
+	for i := range rows {
+		r := &rows[i]
+		if lb := best[key{r.graph, r.budget}]; withinBudget(r.status) && r.cost > 0 {
+			lb = max(lb, r.trivialBound)
+			r.bestGap = 100 * max(0, r.cost-lb) / r.cost
+		}
+	}
+}
+
+// writeBenchMarkdown writes the rows as a Markdown table (issue 5's
+// benchmark format: one row per graph, budget and solver).
+func writeBenchMarkdown(w io.Writer, rows []benchRow) error {
+	bw := bufio.NewWriter(w)
+	fmt.Fprintln(bw, "| graph | (n, m) | budget (bytes) | solver | status | overhead % | peak (bytes) | time to best s | gap % | gap to best bound % |")
+	fmt.Fprintln(bw, "|---|---|---|---|---|---:|---:|---:|---:|---:|")
+	for _, r := range rows {
+		fmt.Fprintf(bw, "| %s | (%d, %d) | %s = %d | %s | %s | %s | %s | %.2f | %s | %s |\n",
+			r.graph, r.nodes, r.edges, r.budget, r.budgetBytes, r.solver, r.status,
+			fmtNaN(r.overhead, 2), benchPeak(r), r.toBest, fmtNaN(r.gap, 2), fmtNaN(r.bestGap, 2))
+	}
+	return bw.Flush()
 }

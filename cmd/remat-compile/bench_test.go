@@ -52,7 +52,7 @@ func TestBench(t *testing.T) {
 			t.Errorf("checkpoint-all at 100%% on %s: status %s, overhead %s", r[0], r[8], r[9])
 		}
 		if r[8] == "error" {
-			t.Errorf("%s on %s at %s: %s", r[7], r[0], r[3], r[15])
+			t.Errorf("%s on %s at %s: %s", r[7], r[0], r[3], r[len(r)-1])
 		}
 	}
 	code, out2, _ := run(t, args...)
@@ -179,5 +179,76 @@ func TestBenchMaxBatch(t *testing.T) {
 	}
 	if code, _, errOut := run(t, "bench", "-max-batch", "8", "layered:10:12"); code != exitUsage || !strings.Contains(errOut, "zoo:NAME") {
 		t.Errorf("-max-batch on a layered graph: exit %d, %s", code, errOut)
+	}
+}
+
+// TestBenchMinBudgetMarkdown checks the budget "min" (the smallest peak a
+// solver of the run reached, so at least one of them fits it and none goes
+// below the working-set floor) and the Markdown table, whose gaps to the
+// best bound are never negative.
+func TestBenchMinBudgetMarkdown(t *testing.T) {
+	md := filepath.Join(t.TempDir(), "bench.md")
+	code, out, errOut := run(t, "bench", "-budgets", "90%,min", "-solvers", "checkpoint-all,chen-greedy,linearized-greedy",
+		"-time-limit", "20s", "-md", md, "layered:40:90:2")
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	data, err := os.ReadFile(md)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(string(data)), "\n")
+	if len(lines) != 2+2*3 {
+		t.Fatalf("%d Markdown lines, want a header, a rule and 6 rows:\n%s", len(lines), data)
+	}
+	fits := 0
+	for _, l := range lines[2:] {
+		cells := strings.Split(strings.Trim(l, "| "), " | ")
+		if len(cells) != 10 {
+			t.Fatalf("row %q has %d cells, want 10", l, len(cells))
+		}
+		if strings.HasPrefix(cells[2], "min = ") && (cells[4] == "feasible" || cells[4] == "optimal") {
+			fits++
+		}
+		if g := cells[9]; g != "-" {
+			if v, err := strconv.ParseFloat(g, 64); err != nil || v < 0 {
+				t.Errorf("row %q: gap to the best bound %q", l, g)
+			}
+		}
+	}
+	if fits == 0 {
+		t.Errorf("no solver fits the budget min, which is the least peak one of them reached:\n%s\n%s", data, out)
+	}
+}
+
+// TestZooSpecs checks the zoo: model syntax every command accepts: a
+// configuration that builds, and errors that name the bad part.
+func TestZooSpecs(t *testing.T) {
+	g, err := buildZoo("unet:res=32:batch=2:width=0.0625:seed=3")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := g.Inputs[0].Type.String(); !strings.Contains(got, "[2,") || !strings.Contains(got, "32,32]") {
+		t.Errorf("input type %s, want batch 2 at 32×32", got)
+	}
+	for spec, want := range map[string]string{
+		"nosuch":           "unknown model",
+		"unet:res=0":       "res=N with 1",
+		"unet:width=-1":    "width=F",
+		"unet:bogus":       "small, default or KEY=VALUE",
+		"unet:colour=blue": "one of batch, res",
+		"vgg16:res=33":     "multiple of 32",
+	} {
+		if _, err := buildZoo(spec); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("zoo:%s: error %v, want one containing %q", spec, err, want)
+		}
+	}
+	dir := t.TempDir()
+	out := filepath.Join(dir, "unet.train.onnx")
+	if code, _, errOut := run(t, "compile", "-train", "-solver", "checkpoint-all", "-o", out, "zoo:unet:res=32"); code != exitOK {
+		t.Fatalf("compile zoo:unet:res=32: exit %d: %s", code, errOut)
+	}
+	if _, err := os.Stat(out); err != nil {
+		t.Error(err)
 	}
 }

@@ -21,7 +21,8 @@ type loadOptions struct {
 	requireStatic bool
 }
 
-// loadModel imports a model file and infers its shapes.
+// loadModel imports a model file, or builds the zoo model a "zoo:" path
+// names (zooSpecHelp), and infers its shapes.
 func loadModel(ctx context.Context, path string, lo *loadOptions, errOut io.Writer) (*ir.Graph, *passes.State, error) {
 	inputShapes, dims, err := lo.shapes.parse()
 	if err != nil {
@@ -35,11 +36,17 @@ func loadModel(ctx context.Context, path string, lo *loadOptions, errOut io.Writ
 	if err != nil {
 		return nil, nil, err
 	}
-	g, err := onnximp.ImportFile(path, onnximp.Options{})
+	var g *ir.Graph
+	file := path
+	if spec, ok := strings.CutPrefix(path, "zoo:"); ok {
+		g, err = buildZoo(spec)
+	} else {
+		g, err = onnximp.ImportFile(path, onnximp.Options{})
+		file = filepath.Base(path)
+	}
 	if err != nil {
 		return nil, nil, err
 	}
-	file := filepath.Base(path)
 	if err := checkOverrides(g, inputShapes, dims); err != nil {
 		return nil, nil, err
 	}
@@ -51,7 +58,7 @@ func loadModel(ctx context.Context, path string, lo *loadOptions, errOut io.Writ
 		File:          file,
 	})}
 	popts := passes.Options{Verify: check, File: file}
-	if dump {
+	if dump && errOut != nil {
 		popts.Dump, popts.DumpFunc = errOut, irtext.Print
 	}
 	st, err := passes.Run(ctx, g, pipeline, popts)

@@ -1,0 +1,95 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/remat-compile/remat/internal/zoo"
+	"github.com/remat-compile/remat/ir"
+)
+
+// zooSpecHelp documents the zoo: model syntax every command accepts in
+// place of a model file.
+const zooSpecHelp = "zoo:NAME[:small|default][:batch=N][:res=N][:width=F][:depth=N][:classes=N][:seed=N]"
+
+// isZooSpec reports whether a model argument names a zoo model rather
+// than a file.
+func isZooSpec(arg string) bool { return strings.HasPrefix(arg, "zoo:") }
+
+// buildZoo builds the zoo model that spec (without the "zoo:" prefix)
+// names: NAME, then options applied left to right to its Small
+// configuration (small and default select a whole configuration; the
+// other keys set one field of it).
+func buildZoo(spec string) (*ir.Graph, error) {
+	parts := strings.Split(spec, ":")
+	m, ok := zoo.Lookup(parts[0])
+	if !ok {
+		var names []string
+		for _, m := range zoo.Models() {
+			names = append(names, m.Name)
+		}
+		return nil, usagef("zoo:%s: unknown model; the zoo has %s", parts[0], strings.Join(names, ", "))
+	}
+	cfg := m.Small
+	for _, p := range parts[1:] {
+		key, val, hasVal := strings.Cut(p, "=")
+		bad := func(want string) error {
+			return usagef("zoo:%s: %q: want %s (%s)", spec, p, want, zooSpecHelp)
+		}
+		positive := func(max int) (int, error) {
+			n, err := strconv.Atoi(val)
+			if err != nil || n < 1 || n > max {
+				return 0, bad(fmt.Sprintf("%s=N with 1 ≤ N ≤ %d", key, max))
+			}
+			return n, nil
+		}
+		var err error
+		switch {
+		case p == "small":
+			cfg = m.Small
+		case p == "default":
+			cfg = m.Default
+		case !hasVal:
+			return nil, bad("small, default or KEY=VALUE")
+		case key == "batch":
+			cfg.Batch, err = positive(1 << 16)
+		case key == "res":
+			cfg.Resolution, err = positive(1 << 16)
+		case key == "depth":
+			cfg.Depth, err = positive(1 << 10)
+		case key == "classes":
+			cfg.Classes, err = positive(1 << 24)
+		case key == "width":
+			w, perr := strconv.ParseFloat(val, 64)
+			if perr != nil || !(w > 0) || w > 64 {
+				return nil, bad("width=F with 0 < F ≤ 64")
+			}
+			cfg.Width = w
+		case key == "seed":
+			s, perr := strconv.ParseUint(val, 10, 64)
+			if perr != nil {
+				return nil, bad("seed=N with N a non-negative integer")
+			}
+			cfg.Seed = s
+		default:
+			return nil, bad("one of batch, res, width, depth, classes, seed")
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
+	g, err := m.Build(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("zoo:%s: %w", spec, err)
+	}
+	return g, nil
+}
+
+// zooGraph builds a zoo model (spec without "zoo:") with static shapes
+// inferred.
+func zooGraph(ctx context.Context, spec string) (*ir.Graph, error) {
+	g, _, err := loadModel(ctx, "zoo:"+spec, &loadOptions{requireStatic: true}, nil)
+	return g, err
+}
