@@ -4,7 +4,10 @@
 // on articulation points (ap-sqrtn, ap-greedy) and on the linearized graph
 // (linearized-sqrtn, linearized-greedy), and Griewank and Walther's
 // binomial checkpointing (griewank-logn). They share one engine (keep.go,
-// segment.go) that completes checkpoint choices into legal plans.
+// segment.go) that completes checkpoint choices into legal plans. The
+// package also holds Kumar et al.'s (2019) GreedyRemat baseline, XLA's
+// rematerialization heuristic (xla-greedy, xlagreedy.go), which walks the
+// stages and evicts values instead.
 //
 // The chen solvers implement the checkpointing heuristics of Chen et al.
 // (2016), "Training Deep Nets with Sublinear Memory Cost", as the

@@ -8,6 +8,7 @@ import (
 	"github.com/remat-compile/remat/passes/remat/checkmate"
 	"github.com/remat-compile/remat/passes/remat/checkpointall"
 	"github.com/remat-compile/remat/passes/remat/heuristic"
+	"github.com/remat-compile/remat/passes/remat/twremat"
 )
 
 // heuristics are the solvers Auto runs first, in this order; a tie in
@@ -21,6 +22,16 @@ var heuristics = []remat.Solver{
 	heuristic.APGreedy,
 	heuristic.LinearizedSqrtN,
 	heuristic.LinearizedGreedy,
+}
+
+// kumar lists the solvers of Kumar et al. (2019), after the heuristics in
+// All: their GreedyRemat baseline and TWRemat. Auto does not run them: on
+// the high-treewidth graphs of the benchmarks TWRemat's separators hold more
+// than the plain schedule's peak (twremat's doc), and GreedyRemat walks the
+// stages once, as the heuristics before it do.
+var kumar = []remat.Solver{
+	heuristic.XLAGreedy,
+	twremat.Solver,
 }
 
 // exact lists the solvers that prove optimality or bound it, after the
