@@ -357,7 +357,9 @@ func printBench(w io.Writer, rows []benchRow) error {
 // printRatios writes, per graph and budget, each solver's cost over
 // checkmate-milp's, the approximation ratios of Checkmate Table 2 (which
 // reports 1.00–1.06 for checkmate-lp); "-" where either has no plan within
-// the budget.
+// the budget. Each graph ends with Table 2's aggregate: the geometric mean
+// of the ratios over the budgets where both have a plan (their count in
+// parentheses).
 func printRatios(w io.Writer, rows []benchRow) error {
 	type key struct{ graph, budget string }
 	var keys []key
@@ -382,24 +384,41 @@ func printRatios(w io.Writer, rows []benchRow) error {
 	fmt.Fprintln(w, "cost / checkmate-milp cost (Checkmate Table 2 reports 1.00-1.06 for checkmate-lp):")
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintf(tw, "graph\tbudget\tmilp\t%s\t\n", strings.Join(solverNames, "\t"))
-	for _, k := range keys {
-		m := milp[k]
-		if m == nil {
-			continue
-		}
-		cells := []string{k.graph, k.budget, m.status}
-		for _, name := range solverNames {
-			cell := "-"
-			for i := range rows {
-				r := &rows[i]
-				if r.graph == k.graph && r.budget == k.budget && r.solver == name &&
-					withinBudget(r.status) && withinBudget(m.status) && m.cost > 0 {
-					cell = strconv.FormatFloat(r.cost/m.cost, 'f', 3, 64)
+	// logSum and count accumulate, per graph and solver, the logarithms of
+	// the ratios for the geometric mean over the budgets where both have a
+	// plan (Table 2's aggregate).
+	type gs struct{ graph, solver string }
+	logSum, count := map[gs]float64{}, map[gs]int{}
+	for ki, k := range keys {
+		if m := milp[k]; m != nil {
+			cells := []string{k.graph, k.budget, m.status}
+			for _, name := range solverNames {
+				cell := "-"
+				for i := range rows {
+					r := &rows[i]
+					if r.graph == k.graph && r.budget == k.budget && r.solver == name &&
+						withinBudget(r.status) && withinBudget(m.status) && m.cost > 0 {
+						ratio := r.cost / m.cost
+						cell = strconv.FormatFloat(ratio, 'f', 3, 64)
+						logSum[gs{k.graph, name}] += math.Log(ratio)
+						count[gs{k.graph, name}]++
+					}
 				}
+				cells = append(cells, cell)
 			}
-			cells = append(cells, cell)
+			fmt.Fprintf(tw, "%s\t\n", strings.Join(cells, "\t"))
 		}
-		fmt.Fprintf(tw, "%s\t\n", strings.Join(cells, "\t"))
+		if ki+1 == len(keys) || keys[ki+1].graph != k.graph {
+			cells := []string{k.graph, "geomean", ""}
+			for _, name := range solverNames {
+				cell := "-"
+				if c := count[gs{k.graph, name}]; c > 0 {
+					cell = fmt.Sprintf("%.3f (%d)", math.Exp(logSum[gs{k.graph, name}]/float64(c)), c)
+				}
+				cells = append(cells, cell)
+			}
+			fmt.Fprintf(tw, "%s\t\n", strings.Join(cells, "\t"))
+		}
 	}
 	return tw.Flush()
 }

@@ -61,7 +61,7 @@ func runMaxBatch(ctx context.Context, o *benchOptions, args []string, list []rem
 	for _, a := range args {
 		spec, ok := strings.CutPrefix(a, "zoo:")
 		if !ok {
-			return usagef("-max-batch rebuilds each model at every batch size: give zoo:NAME[:small|default] graphs, not %q", a)
+			return usagef("-max-batch rebuilds each model at every batch size: give zoo:NAME[:small|default][:res=N]... graphs, not %q", a)
 		}
 		if strings.Contains(spec, "batch=") {
 			return usagef("-max-batch chooses the batch: drop batch= from %q", a)

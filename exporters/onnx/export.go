@@ -58,6 +58,12 @@ type Options struct {
 	// Conv, ConvTranspose, Gemm or MatMul from the node after it (see
 	// remat.go, CanForceOrder and ORTSchedule).
 	Order []OrderConstraint
+	// SinksLast writes the root graph's sinks (nodes whose outputs no node
+	// reads) last, in reverse order, after the rematerialization's helper
+	// nodes are added: ONNX Runtime then finishes them in the order g has
+	// them, which in a training graph computes each parameter gradient as
+	// the backward pass reaches its layer (see sinksLast in ortorder.go).
+	SinksLast bool
 }
 
 // Export serializes g, a root graph, as an ONNX model. Tensors that came
@@ -173,6 +179,9 @@ func (ex *exporter) model(g *ir.Graph) (*onnxpb.ModelProto, error) {
 		if err := ex.remat(g, mp); err != nil {
 			return nil, err
 		}
+	}
+	if ex.opts.SinksLast {
+		mp.Graph.Node = sinksLast(mp.Graph.Node)
 	}
 	return mp, nil
 }

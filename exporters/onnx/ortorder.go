@@ -223,3 +223,47 @@ func ORTSchedule(g *ir.Graph, opts Options) ([]*ir.Node, error) {
 	}
 	return seq, nil
 }
+
+// sinksLast returns the node list with the sinks moved to the end in
+// reverse order (Options.SinksLast): the nodes none of whose outputs
+// another node reads, explicitly or from a subgraph, graph outputs not
+// counting, Constants excepted. The list stays topological.
+//
+// ONNX Runtime's search (ortOrder) starts from the sinks, the highest node
+// index first, and finishes everything a sink needs before it turns to the
+// next. In a training graph every parameter gradient is a sink; written in
+// the order of the backward pass, the first gradient computed is found
+// last, so ORT runs the whole chain of data gradients down to the first
+// layer before any parameter gradient above it, holding every forward
+// activation those gradients read. Reversed at the end, the gradient
+// computed first has the highest index and is finished first, and each
+// next one needs only the next step of the data-gradient chain: the order
+// of the backward pass.
+func sinksLast(nodes []*onnxpb.NodeProto) []*onnxpb.NodeProto {
+	read := map[string]bool{}
+	for _, np := range nodes {
+		for _, in := range np.GetInput() {
+			read[in] = true
+		}
+		for _, in := range implicitInputs(np) {
+			read[in] = true
+		}
+	}
+	body := make([]*onnxpb.NodeProto, 0, len(nodes))
+	var sinks []*onnxpb.NodeProto
+	for _, np := range nodes {
+		sink := !isConstantProto(np)
+		for _, o := range np.GetOutput() {
+			if o != "" && read[o] {
+				sink = false
+			}
+		}
+		if sink {
+			sinks = append(sinks, np)
+		} else {
+			body = append(body, np)
+		}
+	}
+	slices.Reverse(sinks)
+	return append(body, sinks...)
+}

@@ -95,6 +95,12 @@ type RematInfo struct {
 	// (graph inputs and parameters excluded, graph outputs included); 0
 	// means unknown.
 	PredictedPeakBytes, OriginalPeakBytes int64
+	// ORTPredictedPeakBytes and ORTOriginalPeakBytes are the same peaks
+	// under the model of ONNX Runtime's CPU allocator (passes/memory ORT:
+	// views, in-place, the planner's reuse, the arena), in the order ORT
+	// runs the written models at level "disabled": comparable with the
+	// activation peak verify measures. 0 means unknown.
+	ORTPredictedPeakBytes, ORTOriginalPeakBytes int64
 }
 
 // RematMetadataVersion is the version of the RematMetadataKey format this
@@ -104,12 +110,15 @@ const RematMetadataVersion = 1
 // RematMetadata is the JSON value of RematMetadataKey: the contract between
 // the exporter, which writes it, and remat-compile verify, which reads it.
 type RematMetadata struct {
-	Version            int              `json:"version"`
-	Solver             string           `json:"solver"`
-	BudgetBytes        int64            `json:"budget_bytes"`
-	PredictedPeakBytes int64            `json:"predicted_peak_bytes"`
-	OriginalPeakBytes  int64            `json:"original_peak_bytes"`
-	Recompute          []RecomputeEntry `json:"recompute"`
+	Version            int    `json:"version"`
+	Solver             string `json:"solver"`
+	BudgetBytes        int64  `json:"budget_bytes"`
+	PredictedPeakBytes int64  `json:"predicted_peak_bytes"`
+	OriginalPeakBytes  int64  `json:"original_peak_bytes"`
+	// The peaks under the model of ORT's allocator (RematInfo), when known.
+	ORTPredictedPeakBytes int64            `json:"ort_predicted_peak_bytes,omitempty"`
+	ORTOriginalPeakBytes  int64            `json:"ort_original_peak_bytes,omitempty"`
+	Recompute             []RecomputeEntry `json:"recompute"`
 }
 
 // RecomputeEntry is one duplicated node of the plan: its name, the node it
@@ -156,12 +165,14 @@ func (ex *exporter) remat(g *ir.Graph, mp *onnxpb.ModelProto) error {
 		return nil
 	}
 	md := RematMetadata{
-		Version:            RematMetadataVersion,
-		Solver:             ex.opts.RematInfo.Solver,
-		BudgetBytes:        ex.opts.RematInfo.BudgetBytes,
-		PredictedPeakBytes: ex.opts.RematInfo.PredictedPeakBytes,
-		OriginalPeakBytes:  ex.opts.RematInfo.OriginalPeakBytes,
-		Recompute:          []RecomputeEntry{},
+		Version:               RematMetadataVersion,
+		Solver:                ex.opts.RematInfo.Solver,
+		BudgetBytes:           ex.opts.RematInfo.BudgetBytes,
+		PredictedPeakBytes:    ex.opts.RematInfo.PredictedPeakBytes,
+		OriginalPeakBytes:     ex.opts.RematInfo.OriginalPeakBytes,
+		ORTPredictedPeakBytes: ex.opts.RematInfo.ORTPredictedPeakBytes,
+		ORTOriginalPeakBytes:  ex.opts.RematInfo.ORTOriginalPeakBytes,
+		Recompute:             []RecomputeEntry{},
 	}
 	for _, rc := range rw.Recomputes {
 		if rc.Node == nil || rc.Original == nil {
