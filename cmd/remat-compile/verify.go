@@ -1316,6 +1316,7 @@ const traceHops = 4
 // optGraph is the graph ORT ran, with its nodes' profile events.
 type optGraph struct {
 	names    []string
+	ops      []string
 	inputs   [][]string
 	outputs  [][]string
 	producer map[string]int   // tensor → producing node
@@ -1348,6 +1349,7 @@ func parseOptGraph(data []byte, prof *ort.Profile) (*optGraph, error) {
 		}
 		seen[name] = true
 		og.names = append(og.names, name)
+		og.ops = append(og.ops, np.GetOpType())
 		og.inputs = append(og.inputs, np.GetInput())
 		og.outputs = append(og.outputs, np.GetOutput())
 		for _, o := range np.GetOutput() {
@@ -1491,6 +1493,15 @@ func (t *tracer) region(name string) ([]int, map[string]bool) {
 				continue
 			}
 			if base, ok := t.og.alias[in]; ok && t.tensors[base] {
+				if base == name {
+					// Another layout of the tensor itself (the NCHWc
+					// form that a ReorderOutput turns back into it): its
+					// producer computes the value.
+					if p, ok := t.og.producer[in]; ok {
+						walk(p)
+					}
+					continue
+				}
 				in = base
 			}
 			if t.tensors[in] {
@@ -1502,7 +1513,14 @@ func (t *tracer) region(name string) ([]int, map[string]bool) {
 			}
 		}
 	}
-	walk(t.og.producer[name])
+	top := t.og.producer[name]
+	walk(top)
+	if len(nodes) > 1 && t.og.ops[top] == "ReorderOutput" {
+		// The conversion back from the NCHWc layout, which ORT runs
+		// where a reader needs the plain layout, possibly much later:
+		// a copy of the value, not its computation.
+		nodes = nodes[1:]
+	}
 	slices.Sort(nodes)
 	return nodes, reads
 }
