@@ -174,6 +174,27 @@ func (ex *exporter) remat(g *ir.Graph, mp *onnxpb.ModelProto) error {
 		ORTOriginalPeakBytes:  ex.opts.RematInfo.ORTOriginalPeakBytes,
 		Recompute:             []RecomputeEntry{},
 	}
+	// A chain runs after the node the plan runs before it, unless ORT
+	// folds that node into a constant (it reads parameters alone: the
+	// first gradients of a sum loss): then after the last node before it
+	// in g's order that ORT runs, which the chain's dependency and the
+	// metadata name instead.
+	pos := make(map[*ir.Node]int, len(g.Nodes))
+	for i, n := range g.Nodes {
+		pos[n] = i
+	}
+	foldMemo := map[*ir.Node]bool{}
+	anchor := func(after *ir.Node) *ir.Node {
+		if after == nil || !constantFoldable(after, foldMemo) {
+			return after
+		}
+		for i := pos[after] - 1; i >= 0; i-- {
+			if n := g.Nodes[i]; !isConstantNode(n) && !constantFoldable(n, foldMemo) {
+				return n
+			}
+		}
+		return nil
+	}
 	for _, rc := range rw.Recomputes {
 		if rc.Node == nil || rc.Original == nil {
 			return fmt.Errorf("onnx export: Options.Remat: a recompute entry lacks its node or original")
@@ -192,8 +213,8 @@ func (ex *exporter) remat(g *ir.Graph, mp *onnxpb.ModelProto) error {
 				e.Outputs = append(e.Outputs, ex.name(o))
 			}
 		}
-		if rc.After != nil {
-			e.After = rc.After.Name
+		if a := anchor(rc.After); a != nil {
+			e.After = a.Name
 		}
 		if rc.Before != nil {
 			e.Before = rc.Before.Name
@@ -201,7 +222,7 @@ func (ex *exporter) remat(g *ir.Graph, mp *onnxpb.ModelProto) error {
 		md.Recompute = append(md.Recompute, e)
 	}
 	for _, rcs := range rw.Chains() {
-		c := &chain{after: rcs[0].After, set: map[*ir.Node]bool{}, forced: map[*ir.Node]bool{}}
+		c := &chain{after: anchor(rcs[0].After), set: map[*ir.Node]bool{}, forced: map[*ir.Node]bool{}}
 		for _, rc := range rcs {
 			c.nodes = append(c.nodes, rc.Node)
 			c.set[rc.Node] = true
@@ -316,6 +337,15 @@ func (f *forcer) force() error {
 			}
 			if err := f.addDependencies(c, c.entriesOf(n)); err != nil {
 				return err
+			}
+			if f.keys[cseKey(np)] > 1 && !c.forced[n] {
+				// Another recomputation of the same node reads the very
+				// same tensors (both copies read values the plan retains
+				// between them): a dependency on the chain's entries does
+				// not reach n's own inputs, so n gets one itself.
+				if err := f.addDependency(c, n); err != nil {
+					return err
+				}
 			}
 			if f.keys[cseKey(np)] > 1 {
 				return fmt.Errorf("onnx export: internal error: recompute node %q still reads the same inputs as another node after its chain got a dependency", n.Name)
@@ -515,10 +545,14 @@ func (f *forcer) addDependencies(c *chain, entries []*ir.Node) error {
 // run before its chain's "after" node, and returns its chain and the entry
 // nodes to give a dependency; nil when there is none.
 func (f *forcer) violation() (*chain, []*ir.Node, error) {
-	order := ortOrder(f.gp.Node)
+	nodes := f.gp.Node
+	if f.ex.opts.SinksLast {
+		nodes = sinksLast(nodes) // as the model will be written
+	}
+	order := ortOrder(nodes)
 	rank := make(map[*onnxpb.NodeProto]int, len(order))
 	for r, p := range order {
-		rank[f.gp.Node[p]] = r
+		rank[nodes[p]] = r
 	}
 	for _, c := range f.chains {
 		if c.after == nil {

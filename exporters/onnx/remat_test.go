@@ -923,3 +923,112 @@ func TestRematExportOrderConstraint(t *testing.T) {
 		}
 	}
 }
+
+// TestRematExportRetainedCopy: two recomputations of one node that read the
+// very same tensor (a value recomputed by the first chain and retained for
+// the second) must not leave identical nodes for ORT's CSE to merge; the
+// first copy, which is no entry of its chain, gets a dependency of its own.
+func TestRematExportRetainedCopy(t *testing.T) {
+	b := newMB("retained")
+	x := b.g.AddInput("x", b.act)
+	e1 := b.block("enc1", x, "e1")
+	pv := b.op("Conv", "pc", b.act, []*ir.Value{e1, b.param("pc.weight", 16, 16, 1, 1), b.param("pc.bias", 16)}, "pv", ir.IntsAttr("kernel_shape", 1, 1))
+	m2 := b.block("mid2", b.block("mid1", pv, "m1"), "m2")
+	s1 := b.add("add1", m2, pv, "s1")
+	s2 := b.add("add2", b.block("mid3", s1, "m3"), pv, "s2")
+	b.g.AddOutput(s2)
+	p, m, err := remat.Lower(b.g, func(*ir.Node) float64 { return 1 }, remat.LowerOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	stages := make([][]int32, p.N())
+	for s := range stages {
+		stages[s] = []int32{int32(s)}
+	}
+	idx := func(name string) int32 {
+		i := slices.Index(p.Names, name)
+		if i < 0 {
+			t.Fatalf("no node %q", name)
+		}
+		return int32(i)
+	}
+	stages[idx("add1")] = append(stages[idx("add1")], idx("enc1_conv"), idx("enc1_relu"), idx("pc"))
+	stages[idx("add2")] = append(stages[idx("add2")], idx("pc"))
+	plan, err := remat.ScheduleStages(p, stages)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := remat.Check(p, plan); err != nil {
+		t.Fatal(err)
+	}
+	rw, err := remat.Rewrite(b.g, m, plan)
+	if err != nil {
+		t.Fatal(err)
+	}
+	copies := map[string][]string{}
+	for _, n := range b.g.Nodes {
+		if strings.HasPrefix(n.Name, "pc_rc") {
+			copies[n.Name] = []string{n.Inputs[0].Name}
+		}
+	}
+	if len(copies) != 2 || copies["pc_rc1"][0] != copies["pc_rc2"][0] {
+		t.Fatalf("the rewrite does not give the case: both copies of pc should read the same retained tensor: %v", copies)
+	}
+	data, err := exporter.Export(b.g, exporter.Options{ValueInfo: true, Remat: rw, RematInfo: exporter.RematInfo{Solver: "hand"}})
+	if err != nil {
+		t.Fatalf("export: %v", err)
+	}
+	mp := unmarshal(t, data)
+	first, second := protoNode(mp, "pc_rc1"), protoNode(mp, "pc_rc2")
+	if slices.Equal(first.GetInput(), second.GetInput()) {
+		t.Errorf("pc_rc1 and pc_rc2 both read %v: ORT's CSE would merge them", first.GetInput())
+	}
+}
+
+// TestRematExportFoldableAnchor: when the node the plan runs right before
+// a recompute chain reads parameters alone, ORT folds it into a constant,
+// so the chain is held after the last node before it that ORT runs, and
+// the metadata names that node.
+func TestRematExportFoldableAnchor(t *testing.T) {
+	b := newMB("anchor")
+	x := b.g.AddInput("x", b.act)
+	e1 := b.block("enc1", x, "e1")
+	m1 := b.block("mid1", e1, "m1")
+	fold := b.op("Neg", "fold", b.act, []*ir.Value{b.param("k", actShape...)}, "kneg")
+	s1 := b.add("add1", m1, e1, "s1")
+	b.g.AddOutput(b.add("addk", s1, fold, "s2"))
+	p, m, err := remat.Lower(b.g, func(*ir.Node) float64 { return 1 }, remat.LowerOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	stages := make([][]int32, p.N())
+	for s := range stages {
+		stages[s] = []int32{int32(s)}
+	}
+	add1 := slices.Index(p.Names, "add1")
+	if add1 < 1 || p.Names[add1-1] != "fold" {
+		t.Fatalf("the plan order is %v: want fold right before add1", p.Names)
+	}
+	stages[add1] = append(stages[add1], int32(slices.Index(p.Names, "enc1_conv")), int32(slices.Index(p.Names, "enc1_relu")))
+	plan, err := remat.ScheduleStages(p, stages)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rw, err := remat.Rewrite(b.g, m, plan)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rw.Recomputes[0].After == nil || rw.Recomputes[0].After.Name != "fold" {
+		t.Fatalf("the rewrite runs the chain after %v, want fold", rw.Recomputes[0].After)
+	}
+	data, err := exporter.Export(b.g, exporter.Options{ValueInfo: true, Remat: rw, RematInfo: exporter.RematInfo{Solver: "hand"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	md := metadata(t, unmarshal(t, data))
+	for _, e := range md["recompute"].([]any) {
+		if after := e.(map[string]any)["after"]; after != "mid1_relu" {
+			t.Errorf("%v runs after %v, want mid1_relu (fold reads parameters alone)", e.(map[string]any)["node"], after)
+		}
+	}
+}
