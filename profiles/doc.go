@@ -8,7 +8,8 @@
 // exact node signatures, which `remat-compile profile` writes in the same
 // format. Built-in profiles (Builtins) cover the V100-16GB of the papers,
 // the A100-80GB, the H100-80GB, the Jetson Orin Nano 8GB, the Raspberry Pi 4
-// (4 GB) and an STM32H7-class microcontroller; their files under
+// (4 GB), an STM32H7-class microcontroller and one core of a generic x86-64
+// CPU (cpu-generic, the default datasheet of `remat-compile profile`); their files under
 // profiles/data cite where each figure comes from. -profile takes a built-in
 // name or a file (Load).
 //

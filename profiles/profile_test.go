@@ -171,7 +171,7 @@ func TestValidateInCode(t *testing.T) {
 	}
 }
 
-var wantBuiltins = []string{"a100-80gb", "h100-80gb", "jetson-orin-nano-8gb", "rpi4-4gb", "stm32h7", "v100-16gb"}
+var wantBuiltins = []string{"a100-80gb", "cpu-generic", "h100-80gb", "jetson-orin-nano-8gb", "rpi4-4gb", "stm32h7", "v100-16gb"}
 
 func TestBuiltins(t *testing.T) {
 	if got := profiles.Builtins(); !slices.Equal(got, wantBuiltins) {
@@ -240,7 +240,7 @@ func TestBuiltins(t *testing.T) {
 
 func TestLoadErrors(t *testing.T) {
 	_, err := profiles.Load("tpu-v9")
-	if err == nil || !strings.Contains(err.Error(), `unknown profile "tpu-v9": the built-in profiles are a100-80gb, h100-80gb,`) {
+	if err == nil || !strings.Contains(err.Error(), `unknown profile "tpu-v9": the built-in profiles are a100-80gb, cpu-generic, h100-80gb,`) {
 		t.Errorf("Load(tpu-v9) = %v", err)
 	}
 	missing := filepath.Join(t.TempDir(), "nope.yaml")

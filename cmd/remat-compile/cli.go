@@ -44,7 +44,7 @@ type command struct {
 }
 
 func commands() []*command {
-	return []*command{compileCmd(), inspectCmd(), convertCmd(), verifyCmd(), solversCmd(), benchCmd()}
+	return []*command{compileCmd(), inspectCmd(), convertCmd(), verifyCmd(), solversCmd(), benchCmd(), profileCmd(), validateCostCmd()}
 }
 
 // defaultCommand is the command that runs when the first argument is a

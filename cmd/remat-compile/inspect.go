@@ -5,32 +5,37 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"io"
 	"path/filepath"
 	"slices"
+	"strings"
 	"text/tabwriter"
 
 	"github.com/remat-compile/remat/ir"
 	"github.com/remat-compile/remat/passes/memory"
+	"github.com/remat-compile/remat/profiles"
 )
 
 type inspectOptions struct {
-	load   loadOptions
-	json   bool
-	top    int
-	memory string
+	load    loadOptions
+	json    bool
+	top     int
+	memory  string
+	profile string
 }
 
 func inspectCmd() *command {
 	return &command{
 		name:  "inspect",
-		usage: "[-input-shape name=DIMS] [-dim sym=N] [-json] model.onnx",
-		short: "Print a model's size, op histogram, parameter and activation bytes, and peak memory in its file order.",
+		usage: "[-input-shape name=DIMS] [-dim sym=N] [-profile NAME|file.yaml] [-json] model.onnx",
+		short: "Print a model's size, op histogram, parameter and activation bytes, and peak memory in its file order; with -profile, every node's predicted seconds and where the number comes from (measured, fitted, datasheet).",
 		setup: func(fs *flag.FlagSet) func(context.Context, []string, *Streams) error {
 			o := &inspectOptions{}
 			o.load.shapes.register(fs)
 			fs.BoolVar(&o.json, "json", false, "print JSON instead of text")
 			fs.IntVar(&o.top, "top", 10, "how many of the largest values live at the peak to list")
 			fs.StringVar(&o.memory, "memory", "ort", "memory model: ort (views and in-place reuse as ONNX Runtime) or liveness (every output its own buffer)")
+			fs.StringVar(&o.profile, "profile", "", "also cost every node on a device profile: a built-in `name` ("+strings.Join(profiles.Builtins(), ", ")+") or a .yaml file (such as one remat-compile profile wrote)")
 			return func(ctx context.Context, args []string, io *Streams) error {
 				if len(args) != 1 {
 					return usagef("inspect takes one model file, got %d arguments", len(args))
@@ -62,6 +67,71 @@ type inspectReport struct {
 	PeakOp          string         `json:"peak_op"`
 	Ops             map[string]int `json:"op_histogram"`
 	LargestAtPeak   []liveValue    `json:"largest_at_peak"`
+	// Costs is the cost of every node on -profile's device; absent
+	// without -profile.
+	Costs *costReport `json:"costs,omitempty"`
+}
+
+// costReport is inspect -profile: the predicted time of every node of
+// the root graph that runs, with the source of each number.
+type costReport struct {
+	Profile string `json:"profile"`
+	File    string `json:"profile_file,omitempty"`
+	// PredictedSeconds is the sum over Nodes: the additive cost model's
+	// time of one run of the model (Checkmate §4.10).
+	PredictedSeconds float64 `json:"predicted_seconds"`
+	// Sources totals the nodes and seconds per source.
+	Sources map[string]sourceTotal `json:"sources"`
+	// ConstantNodes counts the Constant nodes left out: ONNX Runtime folds
+	// them into initializers when it loads the model.
+	ConstantNodes int        `json:"constant_nodes"`
+	Nodes         []nodeCost `json:"nodes"`
+}
+
+type sourceTotal struct {
+	Nodes   int     `json:"nodes"`
+	Seconds float64 `json:"seconds"`
+}
+
+// nodeCost is one node's predicted time and where it comes from.
+type nodeCost struct {
+	Step    int     `json:"step"`
+	Node    string  `json:"node"`
+	Op      string  `json:"op"`
+	Seconds float64 `json:"seconds"`
+	// Source is measured, fitted or datasheet (profiles.Cost.Source);
+	// Bound the roofline term that decided a fitted or datasheet time
+	// (compute, memory, overhead).
+	Source string  `json:"source"`
+	Bound  string  `json:"bound,omitempty"`
+	FLOPs  float64 `json:"flops"`
+	Bytes  int64   `json:"bytes"`
+	Note   string  `json:"note,omitempty"`
+}
+
+// nodeCosts costs every node of g's root graph on prof.
+func nodeCosts(g *ir.Graph, prof *profiles.Profile) (*costReport, error) {
+	r := &costReport{Profile: prof.Device.Name, File: prof.File(), Sources: map[string]sourceTotal{}, Nodes: []nodeCost{}}
+	for i, n := range g.Nodes {
+		if n.Op == "Constant" && (n.Domain == "" || n.Domain == "ai.onnx") {
+			r.ConstantNodes++
+			continue
+		}
+		c, err := prof.Cost(n)
+		if err != nil {
+			return nil, fmt.Errorf("cost model %s: %w", prof.Device.Name, err)
+		}
+		r.Nodes = append(r.Nodes, nodeCost{
+			Step: i, Node: n.String(), Op: n.OpName(), Seconds: c.Seconds, Source: c.Source, Bound: c.Bound,
+			FLOPs: c.FLOPs, Bytes: c.Bytes(), Note: c.Note,
+		})
+		r.PredictedSeconds += c.Seconds
+		t := r.Sources[c.Source]
+		t.Nodes++
+		t.Seconds += c.Seconds
+		r.Sources[c.Source] = t
+	}
+	return r, nil
 }
 
 type liveValue struct {
@@ -87,6 +157,12 @@ func runInspect(ctx context.Context, o *inspectOptions, path string, io *Streams
 	mopts, err := memoryOptions(o.memory)
 	if err != nil {
 		return err
+	}
+	var prof *profiles.Profile
+	if o.profile != "" {
+		if prof, err = profiles.Load(o.profile); err != nil {
+			return err
+		}
 	}
 	o.load.requireStatic = true
 	g, _, err := loadModel(ctx, path, &o.load, io.Err)
@@ -140,6 +216,11 @@ func runInspect(ctx context.Context, o *inspectOptions, path string, io *Streams
 			Producer: l.Value.Def.String(), Op: l.Value.Def.OpName(), Step: l.Step,
 		})
 	}
+	if prof != nil {
+		if r.Costs, err = nodeCosts(g, prof); err != nil {
+			return err
+		}
+	}
 	if o.json {
 		enc := json.NewEncoder(io.Out)
 		enc.SetIndent("", "  ")
@@ -165,6 +246,39 @@ func runInspect(ctx context.Context, o *inspectOptions, path string, io *Streams
 	fmt.Fprintf(w, "  bytes\tvalue\ttype\tproducer\n")
 	for _, l := range r.LargestAtPeak {
 		fmt.Fprintf(w, "  %s\t%s\t%s\t%s (%s), step %d\n", formatBytes(l.Bytes), l.Value, l.Type, l.Producer, l.Op, l.Step)
+	}
+	if err := w.Flush(); err != nil {
+		return err
+	}
+	if r.Costs != nil {
+		return printCosts(io.Out, r.Costs)
+	}
+	return nil
+}
+
+// printCosts writes inspect -profile's part: the totals per source, then
+// every node.
+func printCosts(out io.Writer, c *costReport) error {
+	name := c.Profile
+	if c.File != "" {
+		name += " (" + c.File + ")"
+	}
+	fmt.Fprintf(out, "\npredicted time on %s: %s per run, the sum of %d node costs", name, formatSeconds(c.PredictedSeconds), len(c.Nodes))
+	if c.ConstantNodes > 0 {
+		fmt.Fprintf(out, " (%d Constant nodes not costed: ONNX Runtime folds them into initializers)", c.ConstantNodes)
+	}
+	fmt.Fprintf(out, "\n")
+	w := tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
+	for _, src := range []string{profiles.SourceMeasured, profiles.SourceFitted, profiles.SourceDatasheet} {
+		if t, ok := c.Sources[src]; ok {
+			fmt.Fprintf(w, "  %s\t%d nodes\t%s\t%.1f%%\n", src, t.Nodes, formatSeconds(t.Seconds), 100*t.Seconds/max(c.PredictedSeconds, 1e-300))
+		}
+	}
+	w.Flush()
+	fmt.Fprintf(out, "\nnode costs:\n")
+	fmt.Fprintf(w, "  step\tnode\top\tseconds\tsource\tbound\tFLOPs\tbytes\tnote\n")
+	for _, n := range c.Nodes {
+		fmt.Fprintf(w, "  %d\t%s\t%s\t%s\t%s\t%s\t%.4g\t%d\t%s\n", n.Step, n.Node, n.Op, formatSeconds(n.Seconds), n.Source, n.Bound, n.FLOPs, n.Bytes, n.Note)
 	}
 	return w.Flush()
 }
