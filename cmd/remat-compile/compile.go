@@ -98,6 +98,11 @@ type compileReport struct {
 	// CostSources counts the nodes whose cost came from each source of
 	// the profile: measured, fitted, datasheet.
 	CostSources map[string]int `json:"cost_sources"`
+	// CostSecondsBySource and OverheadSecondsBySource split the base
+	// compute seconds (every node once) and the recomputations' seconds by
+	// where each node's cost comes from (measured, fitted, datasheet).
+	CostSecondsBySource     map[string]float64 `json:"cost_seconds_by_source"`
+	OverheadSecondsBySource map[string]float64 `json:"overhead_seconds_by_source"`
 	// Solver is the solver asked for; PlanSolver the one whose plan was
 	// used (for auto, the one it chose).
 	Solver     string `json:"solver"`
@@ -628,7 +633,12 @@ func buildReport(path string, o *compileOptions, res *remat.Result) *compileRepo
 	for _, l := range c.Live {
 		r.Peak.Live = append(r.Peak.Live, liveReport{Node: res.Problem.Name(int(l.Node)), Bytes: res.Problem.PartBytes(int(l.Node), int(l.Index))})
 	}
+	r.CostSecondsBySource, r.OverheadSecondsBySource = map[string]float64{}, map[string]float64{}
 	for _, d := range res.Decisions {
+		r.CostSecondsBySource[d.CostSource] += d.Seconds
+		if d.Computations > 1 {
+			r.OverheadSecondsBySource[d.CostSource] += float64(d.Computations-1) * d.Seconds
+		}
 		nr := nodeReport{
 			Node: d.Node.String(), Op: d.Node.OpName(), Outputs: []string{}, Bytes: d.Bytes,
 			ComputeSeconds: d.Seconds, CostSource: d.CostSource, Recomputable: d.Recomputable,
@@ -659,8 +669,8 @@ func printCompile(w io.Writer, r *compileReport, res *remat.Result, budget remat
 	fmt.Fprintf(tw, "budget:\t%s\n", describeBudget(budget, r.BudgetBytes, r.Profile))
 	fmt.Fprintf(tw, "peak before:\t%s (no rematerialization)\n", formatBytes(r.BeforePeakBytes))
 	fmt.Fprintf(tw, "peak after:\t%s (%.1f%% less)\n", formatBytes(r.AfterPeakBytes), r.PeakReductionPercent)
-	fmt.Fprintf(tw, "overhead:\t%+.2f%% predicted compute (%s of %s, %s costs)\n",
-		r.OverheadPercent, formatSeconds(r.OverheadSeconds), formatSeconds(r.BaseComputeSeconds), describeSources(r.Profile, r.CostSources))
+	fmt.Fprintf(tw, "overhead:\t%+.2f%% predicted compute (%s of %s, %s)\n",
+		r.OverheadPercent, formatSeconds(r.OverheadSeconds), formatSeconds(r.BaseComputeSeconds), describeSources(r.Profile, r.CostSources, r.CostSecondsBySource))
 	fmt.Fprintf(tw, "recomputed:\t%d nodes, %d recomputations\n", r.RecomputedNodes, r.Recomputations)
 	solver := r.Solver
 	if r.PlanSolver != "" && r.PlanSolver != r.Solver {
@@ -697,20 +707,21 @@ func describeOptimality(res *remat.Result) string {
 	return fmt.Sprintf("gap %.2f%% (lower bound %s)", 100*res.Gap, formatSeconds(res.LowerBoundSeconds))
 }
 
-// describeSources says where the costs come from: "v100-16gb datasheet"
-// or "v100-16gb: 40 measured, 9 datasheet".
-func describeSources(profile string, src map[string]int) string {
+// describeSources says where the costs come from: "v100-16gb datasheet
+// costs", or with several sources their seconds and node counts: "costs
+// from dev: 1.07 ms measured on 770 nodes, 1.29 ms fitted on 1734 nodes".
+func describeSources(profile string, src map[string]int, secs map[string]float64) string {
 	keys := sortedKeys(src)
 	order := []string{profiles.SourceMeasured, profiles.SourceFitted, profiles.SourceDatasheet}
 	slices.SortStableFunc(keys, func(a, b string) int { return slices.Index(order, a) - slices.Index(order, b) })
 	if len(keys) == 1 {
-		return profile + " " + keys[0]
+		return profile + " " + keys[0] + " costs"
 	}
 	var parts []string
 	for _, k := range keys {
-		parts = append(parts, fmt.Sprintf("%d %s", src[k], k))
+		parts = append(parts, fmt.Sprintf("%s %s on %d nodes", formatSeconds(secs[k]), k, src[k]))
 	}
-	return profile + ": " + strings.Join(parts, ", ")
+	return "costs from " + profile + ": " + strings.Join(parts, ", ")
 }
 
 // formatSeconds prints a duration in seconds with an SI prefix.
