@@ -8,6 +8,7 @@ import (
 	"github.com/remat-compile/remat/passes/remat/checkmate"
 	"github.com/remat-compile/remat/passes/remat/checkpointall"
 	"github.com/remat-compile/remat/passes/remat/heuristic"
+	"github.com/remat-compile/remat/passes/remat/moccasin"
 	"github.com/remat-compile/remat/passes/remat/twremat"
 )
 
@@ -35,10 +36,12 @@ var kumar = []remat.Solver{
 }
 
 // exact lists the solvers that prove optimality or bound it, after the
-// heuristics in All.
+// heuristics in All: Checkmate's MILP and LP, and MOCCASIN's retention
+// intervals (exact without its recomputation cap), all on COIN-OR.
 var exact = []remat.Solver{
 	checkmate.MILP,
 	checkmate.LP,
+	moccasin.Solver,
 }
 
 // milp is the exact stage of Auto: checkmate-milp, single-threaded (CBC is
