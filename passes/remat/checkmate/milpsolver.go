@@ -23,8 +23,10 @@ var MILP = NewMILP(Options{})
 //
 // Solve returns, in this order of checks:
 //   - checkpoint-all, Optimal, when it fits (no plan costs less);
-//   - a proven *remat.BudgetError when even the working set of a single
-//     step exceeds the budget;
+//   - a *remat.BudgetError when even the working set of a single step
+//     exceeds the budget, with the least peak the peak-minimising MILP
+//     found; Proven when it proved that peak the least or reached that
+//     working set;
 //   - otherwise CBC's solution of (9) (per-factor FREE rows unless
 //     opts.Model says otherwise; CBC's preprocessing off, see
 //     cbcdriver.go), started from opts.Start when that plan passes Check,
@@ -36,9 +38,10 @@ var MILP = NewMILP(Options{})
 //     error (a *remat.BudgetError with checkpoint-all's peak, not Proven,
 //     when only TimeLimit passed).
 //   - When CBC proves (9) infeasible, a *remat.BudgetError whose NeedBytes
-//     is the least peak, from a second MILP minimising the peak (within
-//     the time left), with that plan; Proven unless the problem has the
-//     multi-output refinement (the model is the coarse problem's).
+//     is the least peak found by a second MILP minimising the peak (within
+//     the time left), with that plan; Proven only when that MILP proved it
+//     the least and the problem has no multi-output refinement (the model
+//     is the coarse problem's).
 //
 // Progress reports come every half second while CBC runs (CBC's C API
 // reports nothing during the search, so they carry the start's cost and
@@ -99,8 +102,8 @@ func solveMILP(ctx context.Context, p *remat.Problem, progress func(remat.Progre
 		return finish(p, ca, MILPName, caRes.TotalSeconds, sum, true), nil
 	}
 	if stepBound(p) > p.BudgetBytes {
-		pl, peak, _ := minPeak(ctx, p, opts, remaining(), ca, caRes.PeakBytes, p.BudgetBytes)
-		return nil, budgetError(p, pl, peak, true)
+		pl, peak, least := minPeak(ctx, p, opts, remaining(), ca, caRes.PeakBytes, p.BudgetBytes)
+		return nil, budgetError(p, pl, peak, least || peak == stepBound(p))
 	}
 
 	// The start, canonicalised, if it passes Check.
@@ -206,14 +209,17 @@ func solveMILP(ctx context.Context, p *remat.Problem, progress func(remat.Progre
 		return pl, nil
 	}
 	if status == milp.Infeasible {
-		pl, peak, _ := minPeak(ctx, p, opts, remaining(), ca, caRes.PeakBytes, p.BudgetBytes)
+		pl, peak, least := minPeak(ctx, p, opts, remaining(), ca, caRes.PeakBytes, p.BudgetBytes)
 		if peak <= p.BudgetBytes { // a refined problem: the coarse model was too strict
 			res, err := remat.Check(p, pl)
 			if err == nil {
 				return finish(p, pl, MILPName, res.TotalSeconds, sum, false), nil
 			}
 		}
-		return nil, budgetError(p, pl, peak, !p.Refined())
+		// Proven claims that peak is the least of any plan: only when the
+		// peak-minimising MILP proved it (not when it ran out of time,
+		// leaving checkpoint-all's peak or a better one it found).
+		return nil, budgetError(p, pl, peak, least)
 	}
 	if ctx.Err() != nil {
 		return nil, ctx.Err()
