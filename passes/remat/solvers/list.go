@@ -8,6 +8,7 @@ import (
 	"github.com/remat-compile/remat/passes/remat/checkmate"
 	"github.com/remat-compile/remat/passes/remat/checkpointall"
 	"github.com/remat-compile/remat/passes/remat/heuristic"
+	"github.com/remat-compile/remat/passes/remat/lns"
 	"github.com/remat-compile/remat/passes/remat/moccasin"
 	"github.com/remat-compile/remat/passes/remat/twremat"
 )
@@ -23,6 +24,12 @@ var heuristics = []remat.Solver{
 	heuristic.APGreedy,
 	heuristic.LinearizedSqrtN,
 	heuristic.LinearizedGreedy,
+}
+
+// searches lists the large-neighbourhood search, which Auto runs after the
+// heuristics from the best of their plans (auto.go).
+var searches = []remat.Solver{
+	lns.Solver,
 }
 
 // kumar lists the solvers of Kumar et al. (2019), after the heuristics in
@@ -58,7 +65,10 @@ var milp = &milpStage{
 	unavailable: cbcMissing,
 }
 
-// milpMaxNodes bounds the problems Auto runs the MILP on.
+// milpMaxNodes is the MILP stage's own bound on the problems it is run on:
+// past it building the model alone outlasts useful time limits. Auto runs
+// it only on far smaller problems (exactMaxNodes in auto.go), where the
+// search has not already found what CBC would.
 const milpMaxNodes = 400
 
 // cbcMissing reports whether err says that COIN-OR CBC is not installed.

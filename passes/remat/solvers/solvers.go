@@ -26,6 +26,7 @@ var All = allSolvers()
 func allSolvers() []remat.Solver {
 	out := []remat.Solver{Auto}
 	out = append(out, heuristics...)
+	out = append(out, searches...)
 	out = append(out, kumar...)
 	out = append(out, exact...)
 	return out
