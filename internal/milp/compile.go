@@ -60,3 +60,19 @@ func (m *Model) compile() *compiled {
 	}
 	return c
 }
+
+// CBCProblem lays a validated model out in CBC's column-major form, for
+// drivers that run CBC with settings of their own (internal/cbc): the
+// problem, the integer columns, and the objective's sense (1 minimise, −1
+// maximise; CBC minimises, so the objective is to be multiplied by it).
+// The objective's constant is left out: recompute objective values with
+// ObjectiveValue.
+func (m *Model) CBCProblem() (p *cbc.Problem, integers []int, sense float64) {
+	c := m.compile()
+	return &c.prob, c.integers, c.sense
+}
+
+// Round returns a copy of x with the integer variables rounded and every
+// value clamped to its bounds: a solver's point made exact before it is
+// checked with MaxViolation.
+func (m *Model) Round(x []float64) []float64 { return m.polish(x, true) }

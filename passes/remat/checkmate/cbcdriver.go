@@ -36,54 +36,6 @@ import (
 // its integers rounded. LPs (the relaxation) still go through milp.Solve
 // and CLP, which have neither problem.
 
-// cbcProblem lays out a validated model in CBC's column-major form; the
-// objective constant is returned separately.
-func cbcProblem(m *milp.Model) (p *cbc.Problem, integers []int, sense, objConst float64) {
-	n, nr := m.NumVars(), m.NumConstrs()
-	p = &cbc.Problem{
-		NumCols: n, NumRows: nr, Start: make([]int32, n+1),
-		ColLower: make([]float64, n), ColUpper: make([]float64, n), Obj: make([]float64, n),
-		RowLower: make([]float64, nr), RowUpper: make([]float64, nr),
-	}
-	rows := make([]milp.Expr, nr)
-	for i := range nr {
-		_, e, lo, hi, _ := m.Constraint(milp.Constr(i))
-		rows[i], p.RowLower[i], p.RowUpper[i] = e, lo, hi
-		for _, t := range e.Terms {
-			p.Start[t.Var+1]++
-		}
-	}
-	for j := range n {
-		p.Start[j+1] += p.Start[j]
-	}
-	p.Index = make([]int32, p.Start[n])
-	p.Value = make([]float64, p.Start[n])
-	next := slices.Clone(p.Start[:n])
-	for i, e := range rows {
-		for _, t := range e.Terms {
-			k := next[t.Var]
-			p.Index[k], p.Value[k] = int32(i), t.Coef
-			next[t.Var]++
-		}
-	}
-	for j := range n {
-		v := milp.Var(j)
-		p.ColLower[j], p.ColUpper[j] = m.Bounds(v)
-		if m.IsInteger(v) {
-			integers = append(integers, j)
-		}
-	}
-	obj, dir := m.Objective()
-	for _, t := range obj.Terms {
-		p.Obj[t.Var] += t.Coef
-	}
-	sense = 1
-	if dir == milp.Maximize {
-		sense = -1
-	}
-	return p, integers, sense, obj.Const
-}
-
 // cbcFeasTol is the largest milp.Model.MaxViolation accepted from CBC, as
 // in milp.Solve.
 const cbcFeasTol = 1e-5
@@ -100,7 +52,9 @@ func solveCBC(ctx context.Context, m *milp.Model, o milp.Options) (*milp.Solutio
 		return nil, err
 	}
 	start := time.Now()
-	prob, integers, sense, objConst := cbcProblem(m)
+	prob, integers, sense := m.CBCProblem()
+	obj, _ := m.Objective()
+	objConst := obj.Const
 	mod, err := lib.NewModel()
 	if err != nil {
 		return nil, err
@@ -198,8 +152,8 @@ func solveCBC(ctx context.Context, m *milp.Model, o milp.Options) (*milp.Solutio
 		if len(x) != m.NumVars() {
 			continue
 		}
-		if v := m.MaxViolation(roundPoint(m, x)); v <= cbcFeasTol {
-			sol.Values = roundPoint(m, x)
+		if v := m.MaxViolation(m.Round(x)); v <= cbcFeasTol {
+			sol.Values = m.Round(x)
 			break
 		} else {
 			worst = math.Min(worst, v)
@@ -214,24 +168,6 @@ func solveCBC(ctx context.Context, m *milp.Model, o milp.Options) (*milp.Solutio
 	}
 	sol.Gap = relGapAbs(sol.Objective, sol.Bound)
 	return sol, nil
-}
-
-// roundPoint rounds the integer variables of x and clamps every value to
-// its bounds.
-func roundPoint(m *milp.Model, x []float64) []float64 {
-	y := slices.Clone(x)
-	for j := range y {
-		v := milp.Var(j)
-		if m.IsInteger(v) {
-			y[j] = math.Round(y[j])
-		}
-		lo, hi := m.Bounds(v)
-		y[j] = math.Min(math.Max(y[j], lo), hi)
-		if y[j] == 0 {
-			y[j] = 0 // no −0
-		}
-	}
-	return y
 }
 
 // relGapAbs is |obj − bound| / max(|obj|, 1e-10), +Inf when either is not

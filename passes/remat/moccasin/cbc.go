@@ -97,7 +97,7 @@ func solveCBC(ctx context.Context, m *milp.Model, o cbcOptions) (*cbcResult, err
 	if ctx.Err() != nil {
 		return &cbcResult{obj: math.NaN(), bound: math.Inf(-1), onContext: true}, nil
 	}
-	prob, integers := columns(m)
+	prob, integers, _ := m.CBCProblem() // moccasin's models minimise
 	it := &cbc.Interrupt{}
 	type answer struct {
 		r   *cbcResult
@@ -139,50 +139,6 @@ func solveCBC(ctx context.Context, m *milp.Model, o cbcOptions) (*cbcResult, err
 			return &cbcResult{obj: math.NaN(), bound: math.Inf(-1), onContext: true}, nil
 		}
 	}
-}
-
-// columns lays a validated model out in CBC's column-major form. The
-// objective's constant is left out (CBC has none); objective values are
-// recomputed from the model.
-func columns(m *milp.Model) (*cbc.Problem, []int) {
-	nc, nr := m.NumVars(), m.NumConstrs()
-	p := &cbc.Problem{
-		NumCols: nc, NumRows: nr,
-		ColLower: make([]float64, nc), ColUpper: make([]float64, nc), Obj: make([]float64, nc),
-		RowLower: make([]float64, nr), RowUpper: make([]float64, nr),
-	}
-	type entry struct {
-		row int32
-		val float64
-	}
-	cols := make([][]entry, nc)
-	for i := range nr {
-		_, e, lo, hi, _ := m.Constraint(milp.Constr(i))
-		p.RowLower[i], p.RowUpper[i] = lo, hi
-		for _, t := range e.Terms {
-			cols[t.Var] = append(cols[t.Var], entry{int32(i), t.Coef})
-		}
-	}
-	p.Start = make([]int32, 0, nc+1)
-	var integers []int
-	for j, col := range cols {
-		p.Start = append(p.Start, int32(len(p.Index)))
-		for _, e := range col {
-			p.Index = append(p.Index, e.row)
-			p.Value = append(p.Value, e.val)
-		}
-		v := milp.Var(j)
-		p.ColLower[j], p.ColUpper[j] = m.Bounds(v)
-		if m.IsInteger(v) {
-			integers = append(integers, j)
-		}
-	}
-	p.Start = append(p.Start, int32(len(p.Index)))
-	obj, _ := m.Objective()
-	for _, t := range obj.Terms {
-		p.Obj[t.Var] += t.Coef
-	}
-	return p, integers
 }
 
 // runCBC is one CBC solve, on the calling goroutine. Objectives are
@@ -267,7 +223,7 @@ func runCBC(lib *cbc.Lib, m *milp.Model, prob *cbc.Problem, integers []int, o cb
 		if len(x) != m.NumVars() {
 			continue
 		}
-		y := clampRound(m, x)
+		y := m.Round(x)
 		if v := m.MaxViolation(y); v <= cbcFeasTol {
 			r.values = y
 			break
@@ -283,22 +239,4 @@ func runCBC(lib *cbc.Lib, m *milp.Model, prob *cbc.Problem, integers []int, o cb
 		r.bound = math.Max(r.bound, r.obj)
 	}
 	return r, nil
-}
-
-// clampRound rounds the integer variables of x and clamps every value to
-// its bounds.
-func clampRound(m *milp.Model, x []float64) []float64 {
-	y := slices.Clone(x)
-	for j := range y {
-		v := milp.Var(j)
-		if m.IsInteger(v) {
-			y[j] = math.Round(y[j])
-		}
-		lo, hi := m.Bounds(v)
-		y[j] = math.Min(math.Max(y[j], lo), hi)
-		if y[j] == 0 {
-			y[j] = 0 // no −0
-		}
-	}
-	return y
 }
