@@ -208,11 +208,7 @@ func Solve(ctx context.Context, m *Model, opt Options) (*Solution, error) {
 	// never touches m: an abandoned solve may outlive this call.
 	j := &job{c: m.compile(), secs: secs, gap: opt.Gap, threads: opt.Threads}
 	if !lp {
-		for v, x := range opt.MIPStart {
-			j.startCols = append(j.startCols, int(v))
-			j.startVals = append(j.startVals, x)
-		}
-		sortTogether(j.startCols, j.startVals)
+		j.startCols, j.startVals = StartColumns(opt.MIPStart)
 		if ctx.Done() != nil {
 			j.it = &cbc.Interrupt{}
 		}
@@ -558,4 +554,15 @@ func relGap(obj, bound float64) float64 {
 		return 0
 	}
 	return d / math.Max(math.Abs(obj), 1e-10)
+}
+
+// StartColumns lays a MIP start out as CBC takes it: the columns in
+// increasing order and their values.
+func StartColumns(start map[Var]float64) (cols []int, vals []float64) {
+	for v, x := range start {
+		cols = append(cols, int(v))
+		vals = append(vals, x)
+	}
+	sortTogether(cols, vals)
+	return cols, vals
 }

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"slices"
 	"time"
 
 	"github.com/remat-compile/remat/internal/cbc"
@@ -78,16 +77,7 @@ func solveCBC(ctx context.Context, m *milp.Model, o milp.Options) (*milp.Solutio
 	}
 	mod.SetThreads(o.Threads)
 	if len(o.MIPStart) > 0 {
-		cols := make([]int, 0, len(o.MIPStart))
-		for v := range o.MIPStart {
-			cols = append(cols, int(v))
-		}
-		slices.Sort(cols)
-		vals := make([]float64, len(cols))
-		for k, c := range cols {
-			vals[k] = o.MIPStart[milp.Var(c)]
-		}
-		if err := mod.SetMIPStart(cols, vals); err != nil {
+		if err := mod.SetMIPStart(milp.StartColumns(o.MIPStart)); err != nil {
 			return nil, err
 		}
 	}

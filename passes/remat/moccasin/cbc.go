@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"slices"
 	"strconv"
 	"time"
 
@@ -174,16 +173,7 @@ func runCBC(lib *cbc.Lib, m *milp.Model, prob *cbc.Problem, integers []int, o cb
 	}
 	obj, _ := m.Objective()
 	if len(o.start) > 0 {
-		cols := make([]int, 0, len(o.start))
-		for v := range o.start {
-			cols = append(cols, int(v))
-		}
-		slices.Sort(cols)
-		vals := make([]float64, len(cols))
-		for k, c := range cols {
-			vals[k] = o.start[milp.Var(c)]
-		}
-		if err := mod.SetMIPStart(cols, vals); err != nil {
+		if err := mod.SetMIPStart(milp.StartColumns(o.start)); err != nil {
 			return nil, err
 		}
 	}
