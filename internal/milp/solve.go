@@ -375,6 +375,7 @@ func runCBC(lib *cbc.Lib, j *job) (r raw) {
 			return r
 		}
 	}
+	began := time.Now()
 	rc, err := mod.Solve()
 	if err != nil {
 		r.err = err
@@ -386,6 +387,10 @@ func runCBC(lib *cbc.Lib, j *job) (r raw) {
 	}
 	r.nodes = mod.NodeCount()
 	r.timeHit = mod.IsSecondsLimitReached() || mod.SecondaryStatus() == cbc.SecondaryStoppedOnTime
+	// CBC 2.10 stopped by its time limit in preprocessing may set neither
+	// flag and call the problem infeasible (measured with a 1 ms limit on
+	// a loaded machine): a run that lasted the whole limit proves nothing.
+	ranOut := j.secs > 0 && time.Since(began).Seconds() >= j.secs
 	fired := j.it != nil && j.it.Fired()
 	r.interrupted = fired
 	has := mod.HasSolution()
@@ -401,7 +406,7 @@ func runCBC(lib *cbc.Lib, j *job) (r raw) {
 		r.status, r.bound = Optimal, mod.BestPossibleObjValue()
 	case mod.IsContinuousUnbounded():
 		r.status = Unbounded
-	case mod.IsProvenInfeasible() && !mod.IsSecondsLimitReached():
+	case mod.IsProvenInfeasible() && !r.timeHit && !ranOut:
 		// CBC 2.10 also flags a search its time limit stopped during
 		// preprocessing as proven infeasible; only a finished search
 		// proves it.
@@ -410,6 +415,7 @@ func runCBC(lib *cbc.Lib, j *job) (r raw) {
 		r.status, r.bound = Feasible, mod.BestPossibleObjValue()
 	default:
 		r.status, r.bound = NoSolution, mod.BestPossibleObjValue()
+		r.timeHit = r.timeHit || ranOut
 		if mod.Status() == cbc.StatusAbandoned {
 			r.err = errors.New("milp: CBC abandoned the search (numerical difficulties)")
 		}
