@@ -105,6 +105,16 @@ func TestCompileEndToEnd(t *testing.T) {
 			if r.ORTAfterPeakBytes <= 0 || r.ORTAfterPeakBytes >= r.ORTBeforePeakBytes {
 				t.Errorf("ORT allocator model: %d → %d; want a drop", r.ORTBeforePeakBytes, r.ORTAfterPeakBytes)
 			}
+			// The metadata carries the ORT model's peaks, and verify's bar
+			// is on them.
+			if md := vr.Metadata; md == nil || md.ORTOriginalPeakBytes != r.ORTBeforePeakBytes || md.ORTPredictedPeakBytes != r.ORTAfterPeakBytes {
+				t.Errorf("metadata %+v; want the ORT model's peaks %d → %d", md, r.ORTBeforePeakBytes, r.ORTAfterPeakBytes)
+			}
+			for _, l := range vr.Levels {
+				if l.PredictedBy != "ort" || l.PredictedReductionBytes == nil || *l.PredictedReductionBytes != r.ORTBeforePeakBytes-r.ORTAfterPeakBytes {
+					t.Errorf("level %s: verify's predicted reduction by %q %v; want the ORT model's %d", l.Level, l.PredictedBy, l.PredictedReductionBytes, r.ORTBeforePeakBytes-r.ORTAfterPeakBytes)
+				}
+			}
 			// ORT's measured peak drops by at least 80% of the predicted
 			// drop, at every level.
 			predicted := r.BeforePeakBytes - r.AfterPeakBytes
