@@ -937,34 +937,7 @@ func TestRematExportRetainedCopy(t *testing.T) {
 	s1 := b.add("add1", m2, pv, "s1")
 	s2 := b.add("add2", b.block("mid3", s1, "m3"), pv, "s2")
 	b.g.AddOutput(s2)
-	p, m, err := remat.Lower(b.g, func(*ir.Node) float64 { return 1 }, remat.LowerOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	stages := make([][]int32, p.N())
-	for s := range stages {
-		stages[s] = []int32{int32(s)}
-	}
-	idx := func(name string) int32 {
-		i := slices.Index(p.Names, name)
-		if i < 0 {
-			t.Fatalf("no node %q", name)
-		}
-		return int32(i)
-	}
-	stages[idx("add1")] = append(stages[idx("add1")], idx("enc1_conv"), idx("enc1_relu"), idx("pc"))
-	stages[idx("add2")] = append(stages[idx("add2")], idx("pc"))
-	plan, err := remat.ScheduleStages(p, stages)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := remat.Check(p, plan); err != nil {
-		t.Fatal(err)
-	}
-	rw, err := remat.Rewrite(b.g, m, plan)
-	if err != nil {
-		t.Fatal(err)
-	}
+	rw, _ := rewriteWith(t, b.g, map[string][]string{"add1": {"enc1_conv", "enc1_relu", "pc"}, "add2": {"pc"}})
 	copies := map[string][]string{}
 	for _, n := range b.g.Nodes {
 		if strings.HasPrefix(n.Name, "pc_rc") {
@@ -997,26 +970,9 @@ func TestRematExportFoldableAnchor(t *testing.T) {
 	fold := b.op("Neg", "fold", b.act, []*ir.Value{b.param("k", actShape...)}, "kneg")
 	s1 := b.add("add1", m1, e1, "s1")
 	b.g.AddOutput(b.add("addk", s1, fold, "s2"))
-	p, m, err := remat.Lower(b.g, func(*ir.Node) float64 { return 1 }, remat.LowerOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	stages := make([][]int32, p.N())
-	for s := range stages {
-		stages[s] = []int32{int32(s)}
-	}
-	add1 := slices.Index(p.Names, "add1")
-	if add1 < 1 || p.Names[add1-1] != "fold" {
-		t.Fatalf("the plan order is %v: want fold right before add1", p.Names)
-	}
-	stages[add1] = append(stages[add1], int32(slices.Index(p.Names, "enc1_conv")), int32(slices.Index(p.Names, "enc1_relu")))
-	plan, err := remat.ScheduleStages(p, stages)
-	if err != nil {
-		t.Fatal(err)
-	}
-	rw, err := remat.Rewrite(b.g, m, plan)
-	if err != nil {
-		t.Fatal(err)
+	rw, names := rewriteWith(t, b.g, map[string][]string{"add1": {"enc1_conv", "enc1_relu"}})
+	if add1 := slices.Index(names, "add1"); add1 < 1 || names[add1-1] != "fold" {
+		t.Fatalf("the plan order is %v: want fold right before add1", names)
 	}
 	if rw.Recomputes[0].After == nil || rw.Recomputes[0].After.Name != "fold" {
 		t.Fatalf("the rewrite runs the chain after %v, want fold", rw.Recomputes[0].After)
@@ -1031,4 +987,27 @@ func TestRematExportFoldableAnchor(t *testing.T) {
 			t.Errorf("%v runs after %v, want mid1_relu (fold reads parameters alone)", e.(map[string]any)["node"], after)
 		}
 	}
+}
+
+// rewriteWith rewrites g by checkpoint-all's stages plus recomputations:
+// recompute maps a stage's node name to the names of the nodes it
+// recomputes. It returns the rewrite and the plan's node names.
+func rewriteWith(t *testing.T, g *ir.Graph, recompute map[string][]string) (*remat.RewriteResult, []string) {
+	t.Helper()
+	p, m, err := remat.Lower(g, func(*ir.Node) float64 { return 1 }, remat.LowerOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	plan, err := remat.ScheduleStages(p, rematCase{recompute: recompute}.stages(t, p))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := remat.Check(p, plan); err != nil {
+		t.Fatal(err)
+	}
+	rw, err := remat.Rewrite(g, m, plan)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rw, p.Names
 }
