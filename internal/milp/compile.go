@@ -76,3 +76,25 @@ func (m *Model) CBCProblem() (p *cbc.Problem, integers []int, sense float64) {
 // value clamped to its bounds: a solver's point made exact before it is
 // checked with MaxViolation.
 func (m *Model) Round(x []float64) []float64 { return m.polish(x, true) }
+
+// NewCBCModel creates a CBC model of a problem laid out by CBCProblem: the
+// columns and rows loaded, the integer columns marked and the objective
+// sense set. The caller sets its own parameters and frees it.
+func NewCBCModel(lib *cbc.Lib, p *cbc.Problem, integers []int, sense float64) (*cbc.Model, error) {
+	mod, err := lib.NewModel()
+	if err != nil {
+		return nil, err
+	}
+	if err := mod.LoadProblem(p); err != nil {
+		mod.Free()
+		return nil, err
+	}
+	for _, j := range integers {
+		if err := mod.SetInteger(j); err != nil {
+			mod.Free()
+			return nil, err
+		}
+	}
+	mod.SetObjSense(sense)
+	return mod, nil
+}

@@ -345,21 +345,12 @@ type raw struct {
 
 func runCBC(lib *cbc.Lib, j *job) (r raw) {
 	r.solver, r.bound = "cbc", math.NaN()
-	mod, err := lib.NewModel()
+	mod, err := NewCBCModel(lib, &j.c.prob, j.c.integers, j.c.sense)
 	if err != nil {
 		r.err = err
 		return r
 	}
 	defer mod.Free()
-	if r.err = mod.LoadProblem(&j.c.prob); r.err != nil {
-		return r
-	}
-	for _, col := range j.c.integers {
-		if r.err = mod.SetInteger(col); r.err != nil {
-			return r
-		}
-	}
-	mod.SetObjSense(j.c.sense)
 	if j.secs > 0 {
 		mod.SetMaximumSeconds(j.secs)
 	}

@@ -54,20 +54,11 @@ func solveCBC(ctx context.Context, m *milp.Model, o milp.Options) (*milp.Solutio
 	prob, integers, sense := m.CBCProblem()
 	obj, _ := m.Objective()
 	objConst := obj.Const
-	mod, err := lib.NewModel()
+	mod, err := milp.NewCBCModel(lib, prob, integers, sense)
 	if err != nil {
 		return nil, err
 	}
 	defer mod.Free()
-	if err := mod.LoadProblem(prob); err != nil {
-		return nil, err
-	}
-	for _, j := range integers {
-		if err := mod.SetInteger(j); err != nil {
-			return nil, err
-		}
-	}
-	mod.SetObjSense(sense)
 	mod.SetParameter("preprocess", "off")
 	if o.TimeLimit > 0 {
 		mod.SetMaximumSeconds(o.TimeLimit.Seconds())

@@ -143,20 +143,11 @@ func solveCBC(ctx context.Context, m *milp.Model, o cbcOptions) (*cbcResult, err
 // runCBC is one CBC solve, on the calling goroutine. Objectives are
 // minimised.
 func runCBC(lib *cbc.Lib, m *milp.Model, prob *cbc.Problem, integers []int, o cbcOptions, it *cbc.Interrupt) (*cbcResult, error) {
-	mod, err := lib.NewModel()
+	mod, err := milp.NewCBCModel(lib, prob, integers, 1)
 	if err != nil {
 		return nil, err
 	}
 	defer mod.Free()
-	if err := mod.LoadProblem(prob); err != nil {
-		return nil, err
-	}
-	for _, j := range integers {
-		if err := mod.SetInteger(j); err != nil {
-			return nil, err
-		}
-	}
-	mod.SetObjSense(1)
 	mod.SetParameter("preprocess", "off")
 	if o.limit > 0 {
 		mod.SetMaximumSeconds(o.limit.Seconds())
