@@ -515,3 +515,15 @@ func TestCompileWarnsWhenORTGainsNothing(t *testing.T) {
 		}
 	}
 }
+
+// TestDescribeSources: one source is named; several give their seconds
+// and node counts, most trusted first.
+func TestDescribeSources(t *testing.T) {
+	if got := describeSources("v100-16gb", map[string]int{"datasheet": 9}, map[string]float64{"datasheet": 1e-3}); got != "v100-16gb datasheet costs" {
+		t.Errorf("one source: %q", got)
+	}
+	got := describeSources("dev", map[string]int{"fitted": 3, "measured": 40}, map[string]float64{"fitted": 2e-6, "measured": 1.5e-3})
+	if want := "costs from dev: 1.5 ms measured on 40 nodes, 2 µs fitted on 3 nodes"; got != want {
+		t.Errorf("two sources: %q, want %q", got, want)
+	}
+}
