@@ -55,12 +55,16 @@ type compileOptions struct {
 	loss      string
 	trainable string
 	optimizer string
+	// keep names nodes never to recompute (-keep); ortRefine bounds the
+	// extra solves of the ONNX Runtime refinement (-ort-refine, 0: off).
+	keep      string
+	ortRefine int
 }
 
 func compileCmd() *command {
 	return &command{
 		name:  "compile",
-		usage: "model.onnx -o out.onnx [-budget 70%|512MiB] [-solver auto|NAME] [-profile NAME|file.yaml] [-time-limit 60s] [-report plan.json] [-emit-milp model.lp|.mps] [-train [-loss sum|mean|mse:TARGET|softmax-xent:LABEL] [-trainable all|NAME,...] [-optimizer sgd:LR]] [-input-shape name=DIMS] [-dim sym=N] [-d check,dump]",
+		usage: "model.onnx -o out.onnx [-budget 70%|512MiB] [-solver auto|NAME] [-profile NAME|file.yaml] [-time-limit 60s] [-report plan.json] [-emit-milp model.lp|.mps] [-train [-loss sum|mean|mse:TARGET|softmax-xent:LABEL] [-trainable all|NAME,...] [-optimizer sgd:LR]] [-keep NODE,...] [-ort-refine N] [-input-shape name=DIMS] [-dim sym=N] [-d check,dump]",
 		short: "Choose which values to keep and which to recompute so that the model runs within a memory budget, and write the rewritten model (the default command: `remat-compile model.onnx -o out.onnx -budget 70%`).",
 		setup: func(fs *flag.FlagSet) func(context.Context, []string, *Streams) error {
 			o := &compileOptions{}
@@ -76,6 +80,8 @@ func compileCmd() *command {
 			fs.StringVar(&o.loss, "loss", "sum", "with -train, the `loss`: sum, mean, mse:TARGET_INPUT or softmax-xent:LABEL_INPUT, each optionally :OUTPUT (default: the first graph output)")
 			fs.StringVar(&o.trainable, "trainable", "all", "with -train, the `parameters` to differentiate: all (every floating-point initializer on a differentiable path) or NAME,NAME,...")
 			fs.StringVar(&o.optimizer, "optimizer", "none", "with -train, `none` (outputs <param>_grad) or sgd:LR (outputs the updated parameters <param>_new)")
+			fs.StringVar(&o.keep, "keep", "", "comma-separated `nodes` whose outputs the plan must never recompute (kept from their first computation to their last use)")
+			fs.IntVar(&o.ortRefine, "ort-refine", 6, "when ONNX Runtime's allocator would keep less than 80% of the plan's predicted saving, re-solve up to `N` times, each time keeping the recomputed values that ORT's planner would hold at its peak anyway (0: off)")
 			return func(ctx context.Context, args []string, io *Streams) error {
 				if len(args) != 1 {
 					return usagef("compile takes one model file, got %d arguments", len(args))
@@ -146,9 +152,12 @@ type compileReport struct {
 	ORTUnforcedPeakBytes  int64 `json:"ort_model_unforced_peak_bytes"`
 	OrderConstraints      int   `json:"order_constraints"`
 	// OrderedNodes lists them as "NODE after SOURCE".
-	OrderedNodes []string     `json:"ordered_nodes"`
-	Peak         peakReport   `json:"peak"`
-	Nodes        []nodeReport `json:"nodes"`
+	OrderedNodes []string `json:"ordered_nodes"`
+	// ORTRefinement lists the solves of the ONNX Runtime refinement
+	// (ortRefiner), the first solve included; empty when it did not run.
+	ORTRefinement []refineStep `json:"ort_refinement,omitempty"`
+	Peak          peakReport   `json:"peak"`
+	Nodes         []nodeReport `json:"nodes"`
 }
 
 // attemptReport is one solver of a portfolio.
@@ -247,21 +256,37 @@ func runCompile(ctx context.Context, o *compileOptions, path string, st *Streams
 	}
 
 	o.load.requireStatic = true
-	g, _, err := loadModel(ctx, path, &o.load, st.Err)
+	check, dump, err := o.load.shapes.debugFlags()
 	if err != nil {
 		return err
 	}
-	check, dump, _ := o.load.shapes.debugFlags() // loadModel has checked them
 	popts := passes.Options{Verify: check, File: filepath.Base(path)}
 	if dump {
 		popts.Dump, popts.DumpFunc = st.Err, irtext.Print
 	}
-	if train != nil {
-		// The training graph first: the budget's percentage, the peaks
-		// and the ORT model below are the training graph's.
-		if _, err := passes.Run(ctx, g, []*passes.Pass{autodiff.NewPass(*train)}, popts); err != nil {
-			return err
+	// build loads the model and, with -train, builds its training graph:
+	// the budget's percentage, the peaks and the ORT model below are the
+	// training graph's. The ONNX Runtime refinement builds it afresh for
+	// each solve (the pass rewrites the graph it is given), quietly.
+	build := func(warn io.Writer, popts passes.Options) (*ir.Graph, error) {
+		g, _, err := loadModel(ctx, path, &o.load, warn)
+		if err != nil {
+			return nil, err
 		}
+		if train != nil {
+			if _, err := passes.Run(ctx, g, []*passes.Pass{autodiff.NewPass(*train)}, popts); err != nil {
+				return nil, err
+			}
+		}
+		return g, nil
+	}
+	g, err := build(st.Err, popts)
+	if err != nil {
+		return err
+	}
+	keep, err := parseKeep(o.keep, g)
+	if err != nil {
+		return err
 	}
 	// ONNX Runtime's allocator, as passes/memory models it (views,
 	// in-place ops, the planner's buffer reuse, the arena), before the
@@ -273,14 +298,20 @@ func runCompile(ctx context.Context, o *compileOptions, path string, st *Streams
 		// the rewrite is (sinksLast) and compared as written.
 		ortBefore, ortErr = ortPeak(g, sinksLast(g, onnxexp.Options{ValueInfo: true}))
 	}
-	res := &remat.Result{}
-	pl := newProgressLine(st)
-	pass := remat.NewPass(remat.Options{
-		Solver: solver, Profile: prof, Budget: budget, TimeLimit: o.timeLimit,
-		Progress: pl.report, Result: res,
-	})
-	_, runErr := passes.Run(ctx, g, []*passes.Pass{pass}, popts)
-	pl.done()
+	// solve runs the pass on g, no node of keep recomputed.
+	solve := func(g *ir.Graph, keep map[string]bool, popts passes.Options) (*remat.Result, error) {
+		res := &remat.Result{}
+		pl := newProgressLine(st)
+		pass := remat.NewPass(remat.Options{
+			Solver: solver, Profile: prof, Budget: budget, TimeLimit: o.timeLimit,
+			Progress: pl.report, Result: res,
+			Keep: func(n *ir.Node) bool { return keep[n.Name] },
+		})
+		_, err := passes.Run(ctx, g, []*passes.Pass{pass}, popts)
+		pl.done()
+		return res, err
+	}
+	res, runErr := solve(g, keep, popts)
 
 	// The MILP file is written whatever the solver found: it is how a user
 	// takes an infeasible or slow problem to another solver.
@@ -292,16 +323,29 @@ func runCompile(ctx context.Context, o *compileOptions, path string, st *Streams
 	if runErr != nil {
 		return compileError(runErr, budget, res, prof)
 	}
-	// The order constraints that bring ORT's order of the rewrite closer
-	// to the plan's, where that lowers the predicted peak.
+	var refined []refineStep
 	if ortErr != nil {
 		ortBefore = 0
+	} else if o.ortRefine > 0 && res.Recomputations > 0 {
+		quiet := popts
+		quiet.Dump = nil
+		ref := ortRefiner{
+			source: path, ortBefore: ortBefore, maxSolves: o.ortRefine, timeLimit: o.timeLimit, log: st.Err,
+			rebuild: func() (*ir.Graph, error) { return build(io.Discard, quiet) },
+			solve:   func(g *ir.Graph, keep map[string]bool) (*remat.Result, error) { return solve(g, keep, quiet) },
+		}
+		if g, res, refined, err = ref.run(g, res, keep); err != nil {
+			return err
+		}
 	}
+	// The order constraints that bring ORT's order of the rewrite closer
+	// to the plan's, where that lowers the predicted peak.
 	ord, err := orderAndExport(g, o.out, path, res, ortBefore)
 	if err != nil {
 		return err
 	}
 	r := buildReport(path, o, res)
+	r.ORTRefinement = refined
 	if ortErr == nil && ord != nil {
 		r.ORTBeforePeakBytes, r.ORTAfterPeakBytes = ortBefore, ord.Peak
 		r.ORTPlanOrderPeakBytes, r.ORTUnforcedPeakBytes = ord.PlanPeak, ord.UnforcedPeak
@@ -370,15 +414,29 @@ func rematOptions(source string, res *remat.Result, order []onnxexp.OrderConstra
 // ortPeak returns g's peak under memory.ORT() in the order ONNX Runtime
 // runs the model that exporting g with opts writes.
 func ortPeak(g *ir.Graph, opts onnxexp.Options) (int64, error) {
-	seq, err := onnxexp.ORTSchedule(g, opts)
-	if err != nil {
-		return 0, err
-	}
-	r, err := memory.Simulate(g, seq, memory.ORT())
+	r, _, err := ortSimulate(g, opts)
 	if err != nil {
 		return 0, err
 	}
 	return r.PeakBytes, nil
+}
+
+// ortSimulate simulates g under memory.ORT() in the order ONNX Runtime
+// runs the model that exporting g with opts writes, with the buffers the
+// exporter's helper nodes keep (exporters/onnx ORTRun), and returns the
+// result and the order.
+func ortSimulate(g *ir.Graph, opts onnxexp.Options) (*memory.Result, []*ir.Node, error) {
+	run, err := onnxexp.ORTRun(g, opts)
+	if err != nil {
+		return nil, nil, err
+	}
+	mo := memory.ORT()
+	mo.Holds = func(n *ir.Node) []*ir.Value { return run.Holds[n] }
+	r, err := memory.Simulate(g, run.Seq, mo)
+	if err != nil {
+		return nil, nil, err
+	}
+	return r, run.Seq, nil
 }
 
 // orderResult is what forceORTOrder chose.
@@ -413,11 +471,7 @@ func forceORTOrder(g *ir.Graph, opts onnxexp.Options) (*orderResult, error) {
 	score := func(cons []onnxexp.OrderConstraint) (int64, int64, []*ir.Node, error) {
 		o := opts
 		o.Order = cons
-		seq, err := onnxexp.ORTSchedule(g, o)
-		if err != nil {
-			return 0, 0, nil, err
-		}
-		r, err := memory.Simulate(g, seq, memory.ORT())
+		r, seq, err := ortSimulate(g, o)
 		if err != nil {
 			return 0, 0, nil, err
 		}

@@ -198,6 +198,28 @@ func freeNames(g *onnxpb.GraphProto) []string {
 // into initializers, come first, in g's order. The result is a
 // topological order of g's root nodes, fit for passes/memory's Simulate.
 func ORTSchedule(g *ir.Graph, opts Options) ([]*ir.Node, error) {
+	r, err := ORTRun(g, opts)
+	if err != nil {
+		return nil, err
+	}
+	return r.Seq, nil
+}
+
+// ORTRunResult is ORTSchedule's order with what the helper nodes in it
+// read.
+type ORTRunResult struct {
+	// Seq is ORTSchedule's result.
+	Seq []*ir.Node
+	// Holds maps a node of Seq to the values of g that the exporter's
+	// helper nodes ORT runs after it, before the next node of Seq, read:
+	// a rematerialization dependency reads its anchor's output there, so
+	// ORT keeps that buffer until then, however early the anchor's own
+	// readers finish. It is passes/memory's Options.Holds.
+	Holds map[*ir.Node][]*ir.Value
+}
+
+// ORTRun is ORTSchedule with the helper nodes' reads (ORTRunResult).
+func ORTRun(g *ir.Graph, opts Options) (*ORTRunResult, error) {
 	opts.Inline = true
 	ex := &exporter{opts: opts}
 	mp, err := ex.model(g)
@@ -208,20 +230,39 @@ func ORTSchedule(g *ir.Graph, opts Options) ([]*ir.Node, error) {
 		return nil, fmt.Errorf("onnx: ORTSchedule: internal error: %d nodes written for %d", len(ex.rootProtos), len(g.Nodes))
 	}
 	nodeOf := make(map[*onnxpb.NodeProto]*ir.Node, len(g.Nodes))
-	var seq []*ir.Node
+	valueOf := map[string]*ir.Value{}
+	r := &ORTRunResult{Holds: map[*ir.Node][]*ir.Value{}}
 	for i, n := range g.Nodes {
-		nodeOf[ex.rootProtos[i]] = n
-		if isConstantProto(ex.rootProtos[i]) {
-			seq = append(seq, n)
+		np := ex.rootProtos[i]
+		nodeOf[np] = n
+		if isConstantProto(np) {
+			r.Seq = append(r.Seq, n)
+		}
+		for j, name := range np.GetOutput() {
+			if name != "" && j < len(n.Outputs) && n.Outputs[j] != nil {
+				valueOf[name] = n.Outputs[j]
+			}
 		}
 	}
 	nodes := mp.Graph.GetNode()
+	var prev *ir.Node // the last node of g ORT ran
 	for _, p := range ortOrder(nodes) {
-		if n := nodeOf[nodes[p]]; n != nil {
-			seq = append(seq, n)
+		np := nodes[p]
+		if n := nodeOf[np]; n != nil {
+			r.Seq = append(r.Seq, n)
+			prev = n
+			continue
+		}
+		if prev == nil || isConstantProto(np) {
+			continue
+		}
+		for _, name := range slices.Concat(np.GetInput(), implicitInputs(np)) {
+			if v := valueOf[name]; v != nil && !slices.Contains(r.Holds[prev], v) {
+				r.Holds[prev] = append(r.Holds[prev], v)
+			}
 		}
 	}
-	return seq, nil
+	return r, nil
 }
 
 // sinksLast returns the node list with the sinks moved to the end in

@@ -125,6 +125,12 @@ type Options struct {
 	// each buffer, and each step's workspace, as the chunk the arena hands
 	// out for it, which can be larger than the request.
 	Arena bool
+	// Holds, when set, lists values that stay allocated until right after
+	// node n runs although n does not read them: what a runtime's extra
+	// nodes read between n and the next step (an exporter's ordering
+	// dependencies, exporters/onnx ORTRun). They extend lifetimes only:
+	// no view, in-place write or workspace depends on them.
+	Holds func(n *ir.Node) []*ir.Value
 	// Prepacked gives, under Arena, the bytes a node's kernel copies its
 	// constant weights into inside the arena when the session is created
 	// (before the first step, in the root graph's node order, never
@@ -228,6 +234,9 @@ type sim struct {
 	// reads[i] lists, per input of step i (explicit then implicit), the
 	// instance read, or -1 for a value from outside the sequence.
 	reads [][]int32
+	// holds[i] lists the instances that Options.Holds keeps alive through
+	// step i.
+	holds [][]int32
 	sizes []int64 // aligned bytes per value ID, -1 unknown, -2 not computed
 }
 
@@ -301,6 +310,23 @@ func (s *sim) plan(seq []*ir.Node) error {
 			if o != nil && !s.constNode(n) {
 				cur[o.ID] = s.instBase[i] + int32(j)
 			}
+		}
+		if s.opts.Holds == nil {
+			continue
+		}
+		if s.holds == nil {
+			s.holds = make([][]int32, len(seq))
+		}
+		for _, v := range s.opts.Holds(n) {
+			if v == nil || s.external(v) {
+				continue
+			}
+			inst := cur[v.ID]
+			if inst < 0 {
+				return fmt.Errorf("memory: step %d (node %q) holds %q, which no step has produced", i, n.String(), v.String())
+			}
+			s.lastUse[inst] = int32(i)
+			s.holds[i] = append(s.holds[i], inst)
 		}
 	}
 	if !s.opts.FreeOutputs {
@@ -545,7 +571,7 @@ func (s *sim) layout(seq []*ir.Node) *layout {
 					buf[inst] = -2
 					continue
 				case s.opts.InPlace && info.Flags&ir.InPlace != 0 && in >= 0 && buf[in] >= 0 &&
-					s.lastUse[in] == step && l.bufs[buf[in]].refs == 1 && !s.readsTwice(i, in) &&
+					s.lastUse[in] == step && l.bufs[buf[in]].refs == 1 && !s.readsTwice(i, in) && !s.held(i, in) &&
 					sameLayout(nd.AllInputs()[0], o):
 					place(inst, buf[in], step)
 					continue
@@ -565,7 +591,11 @@ func (s *sim) layout(seq []*ir.Node) *layout {
 		}
 		// Reads, then deaths: inputs whose last reader is this step,
 		// outputs nobody reads.
-		for _, in := range s.reads[i] {
+		var held []int32
+		if s.holds != nil {
+			held = s.holds[i]
+		}
+		for _, in := range slices.Concat(s.reads[i], held) {
 			if in >= 0 && buf[in] >= 0 {
 				l.bufs[buf[in]].lastRead = step
 			}
@@ -578,6 +608,11 @@ func (s *sim) layout(seq []*ir.Node) *layout {
 		for j, o := range nd.Outputs {
 			if o != nil && s.lastUse[base+int32(j)] < 0 {
 				die(base+int32(j), step)
+			}
+		}
+		for k, in := range held {
+			if s.lastUse[in] == step && !slices.Contains(s.reads[i], in) && !slices.Contains(held[:k], in) {
+				die(in, step)
 			}
 		}
 	}
@@ -719,6 +754,13 @@ func sameLayout(in, out *ir.Value) bool {
 	a, ok1 := in.Type.Dims()
 	b, ok2 := out.Type.Dims()
 	return ok1 && ok2 && slices.Equal(a, b)
+}
+
+// held reports whether Options.Holds keeps instance in alive through step
+// i: something after the step still reads it, so the step cannot write
+// over it.
+func (s *sim) held(i int, in int32) bool {
+	return s.holds != nil && slices.Contains(s.holds[i], in)
 }
 
 // readsTwice reports whether step i reads instance in through more than one

@@ -103,6 +103,12 @@ type Options struct {
 	Progress func(Progress)
 	// Memory says what the memory model counts (LowerOptions).
 	Memory LowerOptions
+	// Keep, when not nil, names the nodes the plan must not recompute:
+	// the problem marks them not recomputable, as it does random and
+	// stateful ops. A caller uses it to steer the plan away from
+	// recomputations that its runtime would not turn into savings (see
+	// cmd/remat-compile's ONNX Runtime refinement), a user to pin values.
+	Keep func(*ir.Node) bool
 	// Result, when not nil, is filled in by the pass: in full when it
 	// succeeds, as far as it got when it fails (Problem is set as soon as
 	// the problem is built, so that a caller can still write it out).
@@ -374,8 +380,11 @@ func run(st *passes.State, g *ir.Graph, opts Options) (bool, error) {
 		return false, err
 	}
 	res.CostSources = map[string]int{}
-	for _, n := range m.Nodes {
+	for i, n := range m.Nodes {
 		res.CostSources[sources[n.ID]]++
+		if opts.Keep != nil && opts.Keep(n) {
+			p.Recomputable[i] = false
+		}
 	}
 
 	// 2. The no-remat peak and the budget.
