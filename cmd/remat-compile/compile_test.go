@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -309,6 +310,7 @@ func TestCompileUsage(t *testing.T) {
 		{[]string{unetModel, "-o", unetModel}, exitFailure, "refusing to overwrite the input model"},
 		{[]string{filepath.Join(dir, "nope.onnx"), "-o", out}, exitFailure, "nope.onnx"},
 		{[]string{unetModel, "-o", out, "-d", "chek"}, exitUsage, `-d "chek": unknown debug flag`},
+		{[]string{unetModel, "-o", out, "-keep", "nosuch"}, exitUsage, `-keep "nosuch": the graph has no node of that name`},
 	} {
 		code, stdout, stderr := run(t, tt.args...)
 		if code != tt.code || !strings.Contains(stdout+stderr, tt.want) {
@@ -619,5 +621,35 @@ func TestCompileORTRefinement(t *testing.T) {
 				t.Errorf("level disabled: measured drop %d < 80%% of the predicted %d", measured, predicted)
 			}
 		}
+	}
+}
+
+// TestCompileKeep: a node named by -keep is never recomputed, and the plan
+// still fits the budget by recomputing others.
+func TestCompileKeep(t *testing.T) {
+	dir := t.TempDir()
+	out := filepath.Join(dir, "o.onnx")
+	recomputed := func(args ...string) (*compileReport, []string) {
+		t.Helper()
+		args = append([]string{uModel, "-o", out, "-budget", "80%", "-report", out + ".json"}, args...)
+		if code, stdout, stderr := run(t, args...); code != exitOK {
+			t.Fatalf("%v: exit %d: %s%s", args, code, stdout, stderr)
+		}
+		r := readReport(t, out+".json")
+		var names []string
+		for _, n := range r.Nodes {
+			if n.Decision == "recomputed" {
+				names = append(names, n.Node)
+			}
+		}
+		return r, names
+	}
+	_, first := recomputed()
+	if len(first) == 0 {
+		t.Fatal("nothing recomputed at 80%")
+	}
+	r, again := recomputed("-keep", first[0])
+	if slices.Contains(again, first[0]) || len(again) == 0 || r.AfterPeakBytes > r.BudgetBytes {
+		t.Errorf("-keep %s: recomputed %v, peak %d (budget %d)", first[0], again, r.AfterPeakBytes, r.BudgetBytes)
 	}
 }
