@@ -25,7 +25,7 @@ go build -o "$work/rc" ./cmd/remat-compile
 models=("testdata/zoo/unet.onnx|" "testdata/zoo/fcn8.onnx|" "testdata/models/unet_like.onnx|")
 if [ -n "$train" ]; then
   models=()
-  for spec in ${TRAIN_MODELS:-vgg16:res=64 vgg19:res=64 mobilenet_v1:res=64 mobilenet_v2:res=64 resnet50:res=64 unet:res=64 fcn8:res=64 segnet:res=64}; do
+  for spec in ${TRAIN_MODELS:-vgg16:res=64:batch=4 vgg19:res=64:batch=4 mobilenet_v1:res=64:batch=4 mobilenet_v2:res=64:batch=4 resnet50:res=64:batch=4 unet:res=64:batch=4 fcn8:res=64:batch=4 segnet:res=64:batch=4}; do
     models+=("zoo:$spec|")
   done
 elif [ -n "${REMAT_MODELS:-}" ] && [ -f "$REMAT_MODELS" ]; then
