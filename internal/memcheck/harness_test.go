@@ -1,6 +1,7 @@
 package memcheck
 
 import (
+	"context"
 	"bufio"
 	"fmt"
 	"os"
@@ -13,6 +14,8 @@ import (
 	"github.com/remat-compile/remat/internal/ort"
 	"github.com/remat-compile/remat/internal/zoo"
 	"github.com/remat-compile/remat/ir"
+	"github.com/remat-compile/remat/passes"
+	"github.com/remat-compile/remat/passes/autodiff"
 	"github.com/remat-compile/remat/passes/memory"
 	"github.com/remat-compile/remat/passes/shapes"
 )
@@ -48,6 +51,33 @@ func zooCases() []modelCase {
 				return g, nil
 			},
 		})
+	}
+	return cases
+}
+
+// trainCases lists the training graphs (passes/autodiff, sum loss, every
+// parameter trainable) of the zoo models at their Small configuration,
+// except those autodiff has no gradient for (the LSTM).
+func trainCases() []modelCase {
+	var cases []modelCase
+	for _, m := range zoo.Models() {
+		build := func() (*ir.Graph, error) {
+			g, err := m.Build(m.Small)
+			if err != nil {
+				return nil, err
+			}
+			if err := shapes.Infer(g, shapes.Options{RequireStatic: true, File: m.Name}); err != nil {
+				return nil, err
+			}
+			if _, err := passes.Run(context.Background(), g, []*passes.Pass{autodiff.NewPass(autodiff.Options{Loss: autodiff.Loss{Kind: autodiff.LossSum}})}, passes.Options{File: m.Name}); err != nil {
+				return nil, err
+			}
+			return g, nil
+		}
+		if _, err := build(); err != nil {
+			continue
+		}
+		cases = append(cases, modelCase{name: m.Name + " (training)", build: build})
 	}
 	return cases
 }

@@ -1,6 +1,6 @@
 // Package memcheck measures passes/memory's model against ONNX Runtime: for
-// every zoo model (Small configuration) and every real model of the
-// manifest, it runs the model in ORT 1.30 with the arena on and the memory
+// every zoo model (Small configuration), their training graphs
+// (passes/autodiff, sum loss) and every real model of the manifest, it runs the model in ORT 1.30 with the arena on and the memory
 // pattern off (internal/ort.MeasureOptions, level "disabled"), takes the
 // order ORT ran the nodes in from the profile, runs memory.Simulate with
 // memory.ORT() over exactly that order, and compares the predicted peak
@@ -123,7 +123,7 @@ func TestMemoryModelPredictsORT(t *testing.T) {
 	if len(real) < 5 {
 		t.Fatalf("manifest %s lists %d models, want the 5 of ../shared/models", manifest, len(real))
 	}
-	cases := append(zooCases(), real...)
+	cases := append(append(zooCases(), trainCases()...), real...)
 	rows := make([]row, len(cases))
 	for i, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -136,6 +136,10 @@ const mlasConvWorkingBuffer = 16384
 //   - LRN (float32, NCHW): N × C × H × W floats (the scale) plus
 //     (C + size − 1) × H × W floats (the padded squares). Measured: 147456
 //     for 16×32×32, size 5; 133120 for 64×16×16, size 3.
+//   - Where (every element type but string): two temporaries of the
+//     output's bytes, the selections from X and from Y, which the kernel
+//     then merges into the output. Measured: 262144 for a [4,2,64,64]
+//     float32 output, with Y of the same shape, a scalar, or [1,2,1,1].
 //   - HardSwish: ORT has no kernel and runs the ONNX function body,
 //     HardSigmoid then Mul; the HardSigmoid result (one output's bytes)
 //     lives while Mul runs.
@@ -160,6 +164,12 @@ func ORTWorkspace(n *ir.Node) int64 {
 		return lstmWorkspace(n)
 	case "LRN":
 		return lrnWorkspace(n)
+	case "Where":
+		if len(n.Outputs) > 0 && n.Outputs[0] != nil && n.Outputs[0].Type.DType != ir.String {
+			if b, ok := n.Outputs[0].Type.Bytes(); ok {
+				return 2 * arena(b)
+			}
+		}
 	case "HardSwish":
 		if len(n.Outputs) > 0 && n.Outputs[0] != nil {
 			if b, ok := n.Outputs[0].Type.Bytes(); ok {

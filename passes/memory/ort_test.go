@@ -238,6 +238,12 @@ func TestORTWorkspace(t *testing.T) {
 		{"lstm no bias", lstm(20, 3, 16, 32, "forward", false, "Y"), 34048},
 		{"lstm reverse", lstm(20, 3, 16, 32, "reverse", true, "Y"), 46592},
 		{"lstm bidirectional", lstm(20, 3, 16, 32, "bidirectional", true, "Y"), 81152},
+		{"where", func() *ir.Node {
+			g := ir.NewGraph("where")
+			n := g.NewNode("Where", "", []*ir.Value{g.AddInput("c", ir.TensorOf(ir.Bool, 4, 2, 64, 64)), g.AddInput("x", f32(4, 2, 64, 64)), g.AddInput("y", f32())}, []string{"o"})
+			n.Outputs[0].Type = f32(4, 2, 64, 64)
+			return n
+		}(), 262144},
 		{"lrn", func() *ir.Node {
 			n := conv("LRN", []int64{1, 16, 32, 32}, []int64{1}, []int64{1, 16, 32, 32})
 			n.SetAttr(ir.IntAttr("size", 5))
