@@ -1,8 +1,8 @@
 package memcheck
 
 import (
-	"context"
 	"bufio"
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"

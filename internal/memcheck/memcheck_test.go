@@ -1,7 +1,8 @@
 // Package memcheck measures passes/memory's model against ONNX Runtime: for
 // every zoo model (Small configuration), their training graphs
-// (passes/autodiff, sum loss) and every real model of the manifest, it runs the model in ORT 1.30 with the arena on and the memory
-// pattern off (internal/ort.MeasureOptions, level "disabled"), takes the
+// (passes/autodiff, sum loss) and every real model of the manifest, it
+// runs the model in ORT 1.30 with the arena on and the memory pattern off
+// (internal/ort.MeasureOptions, level "disabled"), takes the
 // order ORT ran the nodes in from the profile, runs memory.Simulate with
 // memory.ORT() over exactly that order, and compares the predicted peak
 // with the peak ORT's arena reached.
