@@ -352,6 +352,30 @@ func (f *forcer) force() error {
 			}
 		}
 	}
+	// Every other entry gets one too where it can take one: the simulated
+	// order is level "disabled"'s, and from level "basic" up ORT's graph
+	// transformers renumber the nodes, so a chain that the simulation
+	// places right may still run before its "after" node there (measured:
+	// a Relu recomputation reading an earlier chain's Conv, in a U-Net
+	// training graph at level "all").
+	for _, c := range f.chains {
+		if c.after == nil {
+			continue
+		}
+		for _, n := range c.nodes {
+			for _, e := range c.entriesOf(n) {
+				if c.forced[e] {
+					continue
+				}
+				if _, _, err := chooseDepFor(c, e); err != nil {
+					continue // forceChains below insists where the order needs it
+				}
+				if err := f.addDependency(c, e); err != nil {
+					return err
+				}
+			}
+		}
+	}
 	if err := f.forceChains(); err != nil {
 		return err
 	}
@@ -705,13 +729,18 @@ func chooseDep(e *ir.Node) (depKind, int, error) {
 	return 0, 0, fmt.Errorf("onnx export: cannot force recompute node %q (%s) into place: a fake dependency would put two Reshapes in a row (its inputs come from reshape-like ops or it is one), and it has no Conv bias or Reshape shape to carry one", e.Name, e.OpName())
 }
 
+// chooseDepFor picks the dependency form for entry e of chain c:
+// chooseOrderDep for an order constraint's chain, else chooseDep.
+func chooseDepFor(c *chain, e *ir.Node) (depKind, int, error) {
+	if c.order {
+		return chooseOrderDep(e)
+	}
+	return chooseDep(e)
+}
+
 // addDependency gives entry e of chain c its fake dependency on L.
 func (f *forcer) addDependency(c *chain, e *ir.Node) error {
-	choose := chooseDep
-	if c.order {
-		choose = chooseOrderDep
-	}
-	kind, j, err := choose(e)
+	kind, j, err := chooseDepFor(c, e)
 	if err != nil {
 		return err
 	}
