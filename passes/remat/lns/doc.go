@@ -29,8 +29,14 @@
 //     Cuts are ranked by an estimate (bytes freed over the stages in
 //     excess, less the excess that longer-held inputs add), the best few
 //     are applied for real together with those of their inputs that are
-//     kept alive only to feed them and are worth recomputing too, and the
-//     best by reduction of the excess per second of added cost is kept:
+//     kept alive only to feed them and are worth recomputing too, and
+//     again together with their whole dependency cone (every input kept
+//     alive only to feed the cut recomputed with it, and theirs, up to a
+//     few computations: DTR's rematerialization of a value with its
+//     evicted ancestors, Kirisame et al. 2021), which costs more but
+//     holds no input longer, so helps where the memory is tight over a
+//     long run of stages; the best by reduction of the excess per second
+//     of added cost is kept:
 //     the total excess Σ_t max(0, peak_t − budget) (the greedy rule of
 //     weighted set cover) or the excess of stage t alone, alternately.
 //     Recomputations whose value nothing reads are then dropped, and so is

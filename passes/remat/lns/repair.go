@@ -191,6 +191,43 @@ func (s *state) grow(j *journal, u, at int32, depth int, over0 int64, extra0, ep
 	}
 }
 
+// growCone is grow without its test: every recomputable dependency of u
+// whose instance is now kept alive only to feed u in stage at is computed
+// there as well, and so on for theirs, up to limit computations in all
+// (it returns how many are left). Within the limit, a cut's inputs are
+// then held no longer than before, whatever the chain costs: the cone of
+// a value down to what is resident anyway, as a recomputation needs it
+// (DTR's rematerialization of a value with its evicted ancestors,
+// Kirisame et al. 2021). It adds no bytes over the stages before the cut,
+// which the ratio-gated grow often must, so it helps where the memory is
+// tight over a long run of stages.
+func (s *state) growCone(j *journal, u, at int32, limit int) int {
+	g := s.g
+	for _, d := range g.deps[u] {
+		if limit <= 0 {
+			return 0
+		}
+		if !g.recomp[d] || s.has(d, at) {
+			continue
+		}
+		c := s.comp[d]
+		k := latestAtMost(c, at)
+		np := int(g.parts(d))
+		only := false
+		for q := range np {
+			if e := s.ends[d][k*np+q]; e.stage == at && e.node == u {
+				only = true
+			}
+		}
+		if !only {
+			continue
+		}
+		s.doAdd(j, d, at)
+		limit = s.growCone(j, d, at, limit-1)
+	}
+	return limit
+}
+
 // repairer holds the greedy repair's scratch space and settings.
 type repairer struct {
 	cands  []cut
@@ -212,6 +249,9 @@ type repairer struct {
 	failFast bool
 	// stop, when set, ends a repair (as failed).
 	stop *atomic.Bool
+	// cone, when positive, makes every cut also evaluated with its
+	// dependency cone of at most cone computations (growCone).
+	cone int
 	// failed[t] == gen marks stage t as one that no cut helped in the
 	// current repair.
 	failed []int
@@ -330,11 +370,8 @@ func (s *state) repairAt(j *journal, r *repairer, rng *rand.Rand, t int32) bool 
 	var best []move
 	bestScore := 0.0
 	over0, extra0 := s.over, s.extra
-	for _, rk := range r.ranked {
-		c := r.cands[rk.k]
-		mark := len(j.moves)
-		s.doAdd(j, c.i, c.at)
-		s.grow(j, c.i, c.at, r.chainDepth, over0, extra0, r.costEps)
+	// consider scores the moves after mark and undoes them.
+	consider := func(mark int) {
 		gain := float64(over0 - s.over)
 		cost := s.extra - extra0 + r.costEps
 		if gain > 0 {
@@ -351,6 +388,22 @@ func (s *state) repairAt(j *journal, r *repairer, rng *rand.Rand, t int32) bool 
 			}
 		}
 		s.revert(j, mark)
+	}
+	for _, rk := range r.ranked {
+		c := r.cands[rk.k]
+		mark := len(j.moves)
+		s.doAdd(j, c.i, c.at)
+		s.grow(j, c.i, c.at, r.chainDepth, over0, extra0, r.costEps)
+		consider(mark)
+		if r.cone > 0 {
+			// The same cut with its whole dependency cone.
+			s.doAdd(j, c.i, c.at)
+			if s.growCone(j, c.i, c.at, r.cone) < r.cone {
+				consider(mark)
+			} else {
+				s.revert(j, mark) // no cone: evaluated above
+			}
+		}
 	}
 	if best == nil {
 		return false

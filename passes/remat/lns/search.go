@@ -48,7 +48,7 @@ type worker struct {
 func newWorker(g *graph, capBytes int64, stop *atomic.Bool) *worker {
 	w := &worker{s: newState(g, capBytes), stop: stop}
 	w.rep = repairer{chainDepth: chainDepth, costEps: 1e-6 * meanCost(g), failFast: true,
-		stop: stop, exact: exactCuts, noise: noise}
+		stop: stop, exact: exactCuts, noise: noise, cone: coneCuts}
 	return w
 }
 

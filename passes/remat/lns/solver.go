@@ -54,6 +54,9 @@ const (
 	exactCuts = 8
 	// chainDepth bounds the dependency chains grown with a cut.
 	chainDepth = 3
+	// coneCuts bounds the computations of a cut's dependency cone
+	// (growCone): each exactly evaluated cut is tried with it as well.
+	coneCuts = 8
 )
 
 func (o Options) withDefaults() Options {
@@ -186,7 +189,7 @@ func solve(ctx context.Context, p *remat.Problem, progress func(remat.Progress),
 		return r.finish(sol)
 	}
 	var j journal
-	rep := &repairer{chainDepth: chainDepth, costEps: 1e-6 * meanCost(r.g), stop: &r.stop, exact: exactCuts}
+	rep := &repairer{chainDepth: chainDepth, costEps: 1e-6 * meanCost(r.g), stop: &r.stop, exact: exactCuts, cone: coneCuts}
 	rng := rand.New(rand.NewPCG(opts.Seed, 0x5eed))
 	lb, infeasible := lowerBound(p, r.g)
 	r.bound = r.base + lb
