@@ -42,12 +42,14 @@ type benchOptions struct {
 	loss      string
 	maxBatch  int
 	mdOut     string
+	// exactMaxNodes skips the exact solvers on larger graphs (0: never).
+	exactMaxNodes int
 }
 
 func benchCmd() *command {
 	return &command{
 		name:  "bench",
-		usage: "[-budgets 90%,80%,min] [-solvers all|NAME,...] [-time-limit 60s] [-profile NAME] [-train [-loss sum]] [-csv out.csv] [-md out.md] [-svg curves.svg] [-max-batch N] GRAPH...",
+		usage: "[-budgets 90%,80%,min] [-solvers all|NAME,...] [-time-limit 60s] [-profile NAME] [-train [-loss sum]] [-csv out.csv] [-md out.md] [-svg curves.svg] [-exact-max-nodes 400] [-max-batch N] GRAPH...",
 		short: "Run solvers on models, zoo models or seeded random layered graphs (GRAPH = model.onnx, " + zooSpecHelp + " or layered:N:M[:SEED]) at several budgets and tabulate overhead, peak, time to the best plan, gap to the solver's and to the best known lower bound, and cost ratios to checkmate-milp; -svg draws overhead-vs-budget curves.",
 		setup: func(fs *flag.FlagSet) func(context.Context, []string, *Streams) error {
 			o := &benchOptions{}
@@ -61,6 +63,7 @@ func benchCmd() *command {
 			fs.StringVar(&o.svgOut, "svg", "", "also draw each graph's overhead-vs-budget curves, one per solver (Checkmate Fig. 5), into `file` (an SVG; several graphs are stacked)")
 			fs.BoolVar(&o.train, "train", false, "benchmark the models' training graphs (passes/autodiff) instead of their inference graphs")
 			fs.StringVar(&o.loss, "loss", "sum", "with -train, the `loss` (as for compile)")
+			fs.IntVar(&o.exactMaxNodes, "exact-max-nodes", 400, "skip the exact solvers (checkmate-milp, checkmate-lp, moccasin) on graphs of more than `N` nodes, where CBC does not build and solve their models in any useful time (0: run them everywhere)")
 			fs.IntVar(&o.maxBatch, "max-batch", 0, "instead of the table, find for each zoo: model and solver the largest training batch, up to `N`, that fits the profile's memory within one extra forward pass of cost (Checkmate §6.4, eq. 10)")
 			return func(ctx context.Context, args []string, io *Streams) error {
 				if len(args) == 0 {
@@ -221,6 +224,14 @@ func runBench(ctx context.Context, o *benchOptions, args []string, st *Streams) 
 			for _, s := range list {
 				if err := ctx.Err(); err != nil {
 					return err
+				}
+				if o.exactMaxNodes > 0 && gr.p.N() > o.exactMaxNodes && solvers.Exact(s.Name) {
+					rows = append(rows, benchRow{graph: gr.name, nodes: gr.p.N(), edges: edges, budget: budgetNames[bi], budgetBytes: bytes,
+						basePeak: baseRes.PeakBytes, floorBytes: floor, trivialBound: gr.p.LowerBoundSeconds(), solver: s.Name, status: "skipped",
+						overhead: math.NaN(), gap: math.NaN(), bestGap: math.NaN(), cost: math.NaN(),
+						note: fmt.Sprintf("%d nodes > -exact-max-nodes %d", gr.p.N(), o.exactMaxNodes)})
+					fmt.Fprintf(st.Err, "bench: %s at %s: %s skipped (%d nodes > -exact-max-nodes %d)\n", gr.name, budgetNames[bi], s.Name, gr.p.N(), o.exactMaxNodes)
+					continue
 				}
 				run := s
 				if s.Name == checkmate.MILPName && start != nil {

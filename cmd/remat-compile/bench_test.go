@@ -6,6 +6,7 @@ import (
 	"encoding/xml"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -288,5 +289,28 @@ func TestBenchMILPStart(t *testing.T) {
 	}
 	if c, ok := cost["checkmate-milp"]; !ok || c > best*(1+1e-9) {
 		t.Errorf("checkmate-milp costs %v (ok %v), more than its start's %v", c, ok, best)
+	}
+}
+
+// TestBenchExactMaxNodes: past -exact-max-nodes the exact solvers are
+// skipped, with a row that says why; the others still run.
+func TestBenchExactMaxNodes(t *testing.T) {
+	csvPath := filepath.Join(t.TempDir(), "b.csv")
+	code, _, errOut := run(t, "bench", "-budgets", "90%", "-solvers", "checkpoint-all,checkmate-lp,moccasin",
+		"-exact-max-nodes", "20", "-time-limit", "10s", "-csv", csvPath, "layered:30:60:3")
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	data, err := os.ReadFile(csvPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range []string{"checkmate-lp", "moccasin"} {
+		if !regexp.MustCompile(s + `,skipped,.*30 nodes > -exact-max-nodes 20`).Match(data) {
+			t.Errorf("%s not skipped:\n%s", s, data)
+		}
+	}
+	if strings.Contains(string(data), "checkpoint-all,skipped") {
+		t.Errorf("checkpoint-all skipped:\n%s", data)
 	}
 }

@@ -42,6 +42,19 @@ func Lookup(name string) (remat.Solver, bool) {
 	return remat.Solver{}, false
 }
 
+// Exact reports whether the solver called name is one of the exact ones
+// on COIN-OR (checkmate-milp, checkmate-lp, moccasin), whose models grow
+// with the square of the graph (or faster) and stall past a few hundred
+// nodes.
+func Exact(name string) bool {
+	for _, s := range exact {
+		if strings.EqualFold(s.Name, name) {
+			return true
+		}
+	}
+	return false
+}
+
 // Names returns the names of All, in order.
 func Names() []string {
 	names := make([]string, len(All))
