@@ -44,12 +44,14 @@ type benchOptions struct {
 	mdOut     string
 	// exactMaxNodes skips the exact solvers on larger graphs (0: never).
 	exactMaxNodes int
+	// milpStart MIP-starts checkmate-milp from the cheapest plan before it.
+	milpStart bool
 }
 
 func benchCmd() *command {
 	return &command{
 		name:  "bench",
-		usage: "[-budgets 90%,80%,min] [-solvers all|NAME,...] [-time-limit 60s] [-profile NAME] [-train [-loss sum]] [-csv out.csv] [-md out.md] [-svg curves.svg] [-exact-max-nodes 400] [-max-batch N] GRAPH...",
+		usage: "[-budgets 90%,80%,min] [-solvers all|NAME,...] [-time-limit 60s] [-profile NAME] [-train [-loss sum]] [-csv out.csv] [-md out.md] [-svg curves.svg] [-exact-max-nodes 400] [-milp-start=false] [-max-batch N] GRAPH...",
 		short: "Run solvers on models, zoo models or seeded random layered graphs (GRAPH = model.onnx, " + zooSpecHelp + " or layered:N:M[:SEED]) at several budgets and tabulate overhead, peak, time to the best plan, gap to the solver's and to the best known lower bound, and cost ratios to checkmate-milp; -svg draws overhead-vs-budget curves.",
 		setup: func(fs *flag.FlagSet) func(context.Context, []string, *Streams) error {
 			o := &benchOptions{}
@@ -64,6 +66,7 @@ func benchCmd() *command {
 			fs.BoolVar(&o.train, "train", false, "benchmark the models' training graphs (passes/autodiff) instead of their inference graphs")
 			fs.StringVar(&o.loss, "loss", "sum", "with -train, the `loss` (as for compile)")
 			fs.IntVar(&o.exactMaxNodes, "exact-max-nodes", 400, "skip the exact solvers (checkmate-milp, checkmate-lp, moccasin) on graphs of more than `N` nodes, where CBC does not build and solve their models in any useful time (0: run them everywhere)")
+			fs.BoolVar(&o.milpStart, "milp-start", true, "start checkmate-milp from the cheapest plan of the solvers before it (a MIP start), so that its row is the best plan known; false times CBC from scratch")
 			fs.IntVar(&o.maxBatch, "max-batch", 0, "instead of the table, find for each zoo: model and solver the largest training batch, up to `N`, that fits the profile's memory within one extra forward pass of cost (Checkmate §6.4, eq. 10)")
 			return func(ctx context.Context, args []string, io *Streams) error {
 				if len(args) == 0 {
@@ -234,11 +237,11 @@ func runBench(ctx context.Context, o *benchOptions, args []string, st *Streams) 
 					continue
 				}
 				run := s
-				if s.Name == checkmate.MILPName && start != nil {
+				if s.Name == checkmate.MILPName && start != nil && o.milpStart {
 					run = checkmate.NewMILP(checkmate.Options{Start: start, Threads: 1})
 				}
 				r := benchOne(ctx, run, &q, baseRes.TotalSeconds, o.timeLimit)
-				if run.Name == checkmate.MILPName && start != nil {
+				if run.Name == checkmate.MILPName && start != nil && o.milpStart {
 					r.note = strings.TrimSpace("MIP start: " + startBy + "'s plan. " + r.note)
 				}
 				if r.plan != nil && withinBudget(r.status) && r.cost < startCost {

@@ -256,39 +256,47 @@ func TestZooSpecs(t *testing.T) {
 
 // TestBenchMILPStart: checkmate-milp starts from the cheapest plan of the
 // solvers before it, so its row never costs more than that plan and names
-// where its start came from.
+// where its start came from; -milp-start=false runs CBC from scratch.
 func TestBenchMILPStart(t *testing.T) {
-	csvPath := filepath.Join(t.TempDir(), "bench.csv")
-	code, _, errOut := run(t, "bench", "-budgets", "90%", "-solvers", "chen-greedy,linearized-greedy,checkmate-milp",
-		"-time-limit", "20s", "-csv", csvPath, filepath.Join("..", "..", "testdata", "models", "unet_like.onnx"))
-	if code != exitOK {
-		t.Fatalf("exit %d: %s", code, errOut)
-	}
-	f, err := os.Open(csvPath)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	recs, err := csv.NewReader(f).ReadAll()
-	if err != nil {
-		t.Fatal(err)
-	}
-	cost := map[string]float64{}
-	var milpNote string
-	for _, r := range recs[1:] {
-		if r[8] == "feasible" || r[8] == "optimal" {
-			cost[r[7]], _ = strconv.ParseFloat(r[11], 64)
+	for _, warm := range []bool{true, false} {
+		csvPath := filepath.Join(t.TempDir(), "bench.csv")
+		code, _, errOut := run(t, "bench", "-budgets", "90%", "-solvers", "chen-greedy,linearized-greedy,checkmate-milp",
+			"-milp-start="+strconv.FormatBool(warm), "-time-limit", "20s", "-csv", csvPath, filepath.Join("..", "..", "testdata", "models", "unet_like.onnx"))
+		if code != exitOK {
+			t.Fatalf("exit %d: %s", code, errOut)
 		}
-		if r[7] == "checkmate-milp" {
-			milpNote = r[len(r)-1]
+		f, err := os.Open(csvPath)
+		if err != nil {
+			t.Fatal(err)
 		}
-	}
-	best := min(cost["chen-greedy"], cost["linearized-greedy"])
-	if cost["chen-greedy"] == 0 || !strings.HasPrefix(milpNote, "MIP start: chen-greedy") {
-		t.Errorf("checkmate-milp's note %q; want a MIP start from chen-greedy, the first cheapest plan (costs %v)", milpNote, cost)
-	}
-	if c, ok := cost["checkmate-milp"]; !ok || c > best*(1+1e-9) {
-		t.Errorf("checkmate-milp costs %v (ok %v), more than its start's %v", c, ok, best)
+		recs, err := csv.NewReader(f).ReadAll()
+		f.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		cost := map[string]float64{}
+		var milpNote string
+		for _, r := range recs[1:] {
+			if r[8] == "feasible" || r[8] == "optimal" {
+				cost[r[7]], _ = strconv.ParseFloat(r[11], 64)
+			}
+			if r[7] == "checkmate-milp" {
+				milpNote = r[len(r)-1]
+			}
+		}
+		if !warm {
+			if strings.Contains(milpNote, "MIP start") {
+				t.Errorf("-milp-start=false: checkmate-milp's note %q", milpNote)
+			}
+			continue
+		}
+		best := min(cost["chen-greedy"], cost["linearized-greedy"])
+		if cost["chen-greedy"] == 0 || !strings.HasPrefix(milpNote, "MIP start: chen-greedy") {
+			t.Errorf("checkmate-milp's note %q; want a MIP start from chen-greedy, the first cheapest plan (costs %v)", milpNote, cost)
+		}
+		if c, ok := cost["checkmate-milp"]; !ok || c > best*(1+1e-9) {
+			t.Errorf("checkmate-milp costs %v (ok %v), more than its start's %v", c, ok, best)
+		}
 	}
 }
 
