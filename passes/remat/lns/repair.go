@@ -152,6 +152,25 @@ func (s *state) cuts(t int32, out []cut) []cut {
 	return out
 }
 
+// feedsOnly reports whether dependency d of u is recomputable, not yet
+// computed in stage at, and kept alive (some part of its instance before
+// at) only to feed u there: computing d in stage at too then frees that
+// instance earlier.
+func (s *state) feedsOnly(d, u, at int32) bool {
+	g := s.g
+	if !g.recomp[d] || s.has(d, at) {
+		return false
+	}
+	k := latestAtMost(s.comp[d], at)
+	np := int(g.parts(d))
+	for q := range np {
+		if e := s.ends[d][k*np+q]; e.stage == at && e.node == u {
+			return true
+		}
+	}
+	return false
+}
+
 // grow extends a cut being evaluated (node u computed in stage at, the
 // excess and recomputation cost before the cut being over0 and extra0):
 // each dependency of u whose instance is now kept alive only to feed u
@@ -164,19 +183,7 @@ func (s *state) grow(j *journal, u, at int32, depth int, over0 int64, extra0, ep
 	}
 	g := s.g
 	for _, d := range g.deps[u] {
-		if !g.recomp[d] || s.has(d, at) {
-			continue
-		}
-		c := s.comp[d]
-		k := latestAtMost(c, at)
-		np := int(g.parts(d))
-		only := false
-		for q := range np {
-			if e := s.ends[d][k*np+q]; e.stage == at && e.node == u {
-				only = true
-			}
-		}
-		if !only {
+		if !s.feedsOnly(d, u, at) {
 			continue
 		}
 		gain0, cost0 := float64(over0-s.over), s.extra-extra0
@@ -207,19 +214,7 @@ func (s *state) growCone(j *journal, u, at int32, limit int) int {
 		if limit <= 0 {
 			return 0
 		}
-		if !g.recomp[d] || s.has(d, at) {
-			continue
-		}
-		c := s.comp[d]
-		k := latestAtMost(c, at)
-		np := int(g.parts(d))
-		only := false
-		for q := range np {
-			if e := s.ends[d][k*np+q]; e.stage == at && e.node == u {
-				only = true
-			}
-		}
-		if !only {
+		if !s.feedsOnly(d, u, at) {
 			continue
 		}
 		s.doAdd(j, d, at)
