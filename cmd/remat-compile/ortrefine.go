@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"slices"
 	"strings"
 	"time"
@@ -87,11 +88,12 @@ type ortRefiner struct {
 }
 
 func (r *ortRefiner) run(g *ir.Graph, res *remat.Result, keep map[string]bool) (*ir.Graph, *remat.Result, []refineStep, error) {
-	keep = maps(keep)
+	keep = maps.Clone(keep)
 	type cand struct {
-		g   *ir.Graph
-		res *remat.Result
-		ort int64
+		g    *ir.Graph
+		res  *remat.Result
+		ort  int64
+		step int // its index in steps
 	}
 	var best *cand
 	var steps []refineStep
@@ -104,7 +106,7 @@ func (r *ortRefiner) run(g *ir.Graph, res *remat.Result, keep map[string]bool) (
 		}
 		steps = append(steps, refineStep{Solve: k, KeptNodes: added, PeakBytes: res.AfterPeakBytes, ORTPeakBytes: ort, OverheadPercent: res.OverheadPercent})
 		if best == nil || ort < best.ort || ort == best.ort && res.OverheadSeconds < best.res.OverheadSeconds {
-			best = &cand{g, res, ort}
+			best = &cand{g, res, ort, len(steps) - 1}
 		}
 		if r.enough(res, ort) {
 			break
@@ -146,17 +148,13 @@ func (r *ortRefiner) run(g *ir.Graph, res *remat.Result, keep map[string]bool) (
 		}
 		g, res = g2, res2
 	}
-	for i := range steps {
-		steps[i].Chosen = steps[i].ORTPeakBytes == best.ort && steps[i].OverheadPercent == best.res.OverheadPercent && steps[i].PeakBytes == best.res.AfterPeakBytes
-		if steps[i].Chosen {
-			if i > 0 {
-				fmt.Fprintf(r.log, "onnxruntime: re-solve %d of %d chosen, %d node(s) kept: %s predicted under ONNX Runtime's allocator\n", i, len(steps)-1, len(keep), formatBytes(best.ort))
-			}
-			for j := i + 1; j < len(steps); j++ {
-				steps[j].Chosen = false
-			}
-			break
+	steps[best.step].Chosen = true
+	if best.step > 0 {
+		kept := 0
+		for _, st := range steps[:best.step+1] {
+			kept += len(st.KeptNodes)
 		}
+		fmt.Fprintf(r.log, "onnxruntime: re-solve %d of %d chosen, %d node(s) kept: %s predicted under ONNX Runtime's allocator\n", best.step, len(steps)-1, kept, formatBytes(best.ort))
 	}
 	return best.g, best.res, steps, nil
 }
@@ -272,13 +270,4 @@ func layoutKey(v *ir.Value) string {
 		return ""
 	}
 	return fmt.Sprint(v.Type.DType.Bits(), dims)
-}
-
-// maps copies a set.
-func maps(m map[string]bool) map[string]bool {
-	c := make(map[string]bool, len(m))
-	for k, v := range m {
-		c[k] = v
-	}
-	return c
 }
