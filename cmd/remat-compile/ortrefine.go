@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -134,16 +135,21 @@ func (r *ortRefiner) run(g *ir.Graph, res *remat.Result, keep map[string]bool) (
 			break
 		}
 		g2, err := r.rebuild()
-		if err != nil {
+		var res2 *remat.Result
+		if err == nil {
+			res2, err = r.solve(g2, keep)
+		}
+		var ib *remat.InfeasibleBudgetError
+		switch {
+		case errors.As(err, &ib):
+			steps = append(steps, refineStep{Solve: k + 1, KeptNodes: added, Note: "no plan within the budget with these nodes kept: " + err.Error()})
+		case errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded):
+			// Interrupted: the plans so far stand (the solvers are anytime).
+			steps = append(steps, refineStep{Solve: k + 1, KeptNodes: added, Note: "interrupted: " + err.Error()})
+		case err != nil:
 			return nil, nil, nil, err
 		}
-		res2, err := r.solve(g2, keep)
 		if err != nil {
-			var ib *remat.InfeasibleBudgetError
-			if !errors.As(err, &ib) {
-				return nil, nil, nil, err
-			}
-			steps = append(steps, refineStep{Solve: k + 1, KeptNodes: added, Note: "no plan within the budget with these nodes kept: " + err.Error()})
 			break
 		}
 		g, res = g2, res2
