@@ -563,6 +563,14 @@ func WorkingSetFloor(p *Problem) (node int, bytes int64) {
 	return node, bytes
 }
 
+// PeakFloor is WorkingSetFloor's bytes (ConstBytes for a problem without
+// nodes): a lower bound on the peak of every plan, eq. (3) at the step of
+// the largest working set.
+func PeakFloor(p *Problem) int64 {
+	_, b := WorkingSetFloor(p)
+	return max(b, p.ConstBytes)
+}
+
 // NoRematPlan is checkpoint-all: every node computed once in its own
 // stage.
 func NoRematPlan(p *Problem) (*Plan, error) {

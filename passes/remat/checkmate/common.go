@@ -116,19 +116,6 @@ func checkpointAll(p *remat.Problem) (*remat.Plan, remat.CheckResult, error) {
 	return plan, res, err
 }
 
-// stepBound is a lower bound on the peak of every plan: whenever node k
-// runs, its outputs and the parts it reads are resident (the step's
-// working set, eq. 3), on top of the constant overhead.
-func stepBound(p *remat.Problem) int64 {
-	peak := p.ConstBytes
-	for k := range p.N() {
-		b := p.ConstBytes + p.Bytes[k]
-		p.ReadParts(k, func(r remat.Part) { b += p.PartBytes(int(r.Node), int(r.Index)) })
-		peak = max(peak, b)
-	}
-	return peak
-}
-
 // canonical returns a plan equivalent to pl with spurious computations
 // dropped and S, FREE and the ops rederived by remat.Schedule, or pl itself
 // when that fails.

@@ -226,7 +226,7 @@ func TestBudgetErrors(t *testing.T) {
 				t.Fatalf("brute force at budget 0: %v", err)
 			}
 			minPeak := lbe.NeedBytes
-			step := stepBound(c.p)
+			step := remat.PeakFloor(c.p)
 			for _, b := range []int64{step - 1, minPeak - 1} {
 				if b < step-1 || b >= minPeak {
 					continue
@@ -257,17 +257,6 @@ func TestBudgetErrors(t *testing.T) {
 			}
 		})
 	}
-}
-
-// stepBound is the largest working set of a single step.
-func stepBound(p *remat.Problem) int64 {
-	peak := p.ConstBytes
-	for k := range p.N() {
-		b := p.ConstBytes + p.Bytes[k]
-		p.ReadParts(k, func(r remat.Part) { b += p.PartBytes(int(r.Node), int(r.Index)) })
-		peak = max(peak, b)
-	}
-	return peak
 }
 
 // TestSolutionsOverTime: the progress callback gets every incumbent as it

@@ -252,7 +252,7 @@ func (f *Formulation) scale() {
 			f.capUnits = -1
 		}
 	}
-	f.stepLB = stepBound(p)
+	f.stepLB = remat.PeakFloor(p)
 
 	maxC := 0.0
 	for _, c := range p.Seconds {
@@ -279,19 +279,6 @@ func gcdInt(a, b int64) int64 {
 		a, b = b, a%b
 	}
 	return a
-}
-
-// stepBound is the largest working set of a single step, ConstBytes
-// included: node k's outputs and the parts it reads are resident while it
-// runs, in every plan, so no plan peaks lower.
-func stepBound(p *remat.Problem) int64 {
-	peak := p.ConstBytes
-	for k := range p.N() {
-		b := p.ConstBytes + p.Bytes[k]
-		p.ReadParts(k, func(r remat.Part) { b += p.PartBytes(int(r.Node), int(r.Index)) })
-		peak = max(peak, b)
-	}
-	return peak
 }
 
 // lastStages computes, backward over the nodes, last[v], the last stage in
