@@ -86,6 +86,30 @@ func modelIO(modelPath string) (ins, outs []onnx.InputOutputInfo, err error) {
 	return onnx.GetInputOutputInfoWithOptions(modelPath, so)
 }
 
+// modelSignature loads the model at modelPath to learn its inputs and
+// outputs, checks inputs against them (checkInputs), and returns the input
+// names in the model's order, the outputs and their names. A model without
+// graph inputs or outputs is refused: onnxruntime_go's Run needs at least
+// one of each.
+func modelSignature(modelPath string, inputs map[string]Tensor) (inNames []string, outs []ValueInfo, outNames []string, err error) {
+	insInfo, outsInfo, err := modelIO(modelPath)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	if inNames, err = checkInputs(convertInfo(insInfo), inputs); err != nil {
+		return nil, nil, nil, err
+	}
+	outs = convertInfo(outsInfo)
+	outNames = make([]string, len(outs))
+	for i, o := range outs {
+		outNames[i] = o.Name
+	}
+	if len(outNames) == 0 || len(inNames) == 0 {
+		return nil, nil, nil, errors.New("models without graph inputs or without graph outputs are not supported")
+	}
+	return inNames, outs, outNames, nil
+}
+
 func convertInfo(infos []onnx.InputOutputInfo) []ValueInfo {
 	out := make([]ValueInfo, len(infos))
 	for i, in := range infos {
@@ -198,22 +222,9 @@ func run(modelPath string, inputs map[string]Tensor, opts Options) (res *Result,
 	}
 	// Load the model once without profiling to learn its inputs and
 	// outputs; a bad model fails here.
-	insInfo, outsInfo, err := modelIO(modelPath)
+	inNames, outs, outNames, err := modelSignature(modelPath, inputs)
 	if err != nil {
 		return nil, err
-	}
-	inNames, err := checkInputs(convertInfo(insInfo), inputs)
-	if err != nil {
-		return nil, err
-	}
-	outs := convertInfo(outsInfo)
-	outNames := make([]string, len(outs))
-	for i, o := range outs {
-		outNames[i] = o.Name
-	}
-	if len(outNames) == 0 || len(inNames) == 0 {
-		// onnxruntime_go's Run needs at least one of each.
-		return nil, errors.New("models without graph inputs or without graph outputs are not supported")
 	}
 	for name := range opts.OutputShapes {
 		if !contains(outNames, name) {

@@ -130,21 +130,9 @@ type timedSession struct {
 }
 
 func newTimedSession(m TimedModel, opts Options, threads int) (t *timedSession, err error) {
-	insInfo, outsInfo, err := modelIO(m.Path)
+	inNames, outs, outNames, err := modelSignature(m.Path, m.Inputs)
 	if err != nil {
 		return nil, err
-	}
-	inNames, err := checkInputs(convertInfo(insInfo), m.Inputs)
-	if err != nil {
-		return nil, err
-	}
-	outs := convertInfo(outsInfo)
-	outNames := make([]string, len(outs))
-	for i, o := range outs {
-		outNames[i] = o.Name
-	}
-	if len(outNames) == 0 || len(inNames) == 0 {
-		return nil, errors.New("models without graph inputs or without graph outputs are not supported")
 	}
 	t = &timedSession{path: m.Path}
 	defer func() {
