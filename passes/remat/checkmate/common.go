@@ -126,7 +126,7 @@ func canonical(p *remat.Problem, pl *remat.Plan) *remat.Plan {
 			stages[t] = append(stages[t], int32(i))
 		}
 	}
-	prune(p, stages)
+	remat.DropSpurious(p, stages)
 	if c, err := remat.ScheduleStages(p, stages); err == nil {
 		if _, err := remat.Check(p, c); err == nil {
 			return c

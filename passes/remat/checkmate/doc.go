@@ -94,7 +94,7 @@
 // eliminated FREE_{t,k,k} of a spurious computation), so every plan decoded
 // from a feasible point fits the budget under Check and the optimum of the
 // model is the optimum of the problem. The decoder therefore keeps only R:
-// it drops computations whose value nothing reads (prune), and
+// it drops computations whose value nothing reads (remat.DropSpurious), and
 // remat.Schedule derives the least S, FREE and the execution plan of
 // Algorithm 1 with hoisted frees. Check, run on every decoded plan, is
 // authoritative.

@@ -371,6 +371,6 @@ func (f *Formulation) round(x []float64, rng *rand.Rand) [][]int32 {
 			stages[t] = append(stages[t], int32(i))
 		}
 	}
-	prune(p, stages)
+	remat.DropSpurious(p, stages)
 	return stages
 }

@@ -669,52 +669,8 @@ func (f *Formulation) Plan(x []float64) (*remat.Plan, error) {
 		}
 		stages[t] = append(stages[t], int32(t))
 	}
-	prune(f.coarse, stages)
+	remat.DropSpurious(f.coarse, stages)
 	return remat.ScheduleStages(f.full, stages)
-}
-
-// prune drops from stages (each sorted, ending with its own t) every
-// computation whose value no later computation reads before it is
-// recomputed and that no graph output needs at the end: the computation
-// is spurious (§4.8), and dropping it lowers the cost and never raises
-// the memory. It works backward over the stages keeping the set of values
-// that must be resident when each stage begins, as remat.Schedule does.
-func prune(p *remat.Problem, stages [][]int32) {
-	n := p.N()
-	need := remat.NewBits(n)
-	for _, o := range p.Outputs {
-		need.Set(int(o))
-	}
-	mark := make([]int32, n) // t+1 when stage t reads the value
-	var read []int32
-	for t := n - 1; t >= 0; t-- {
-		st := stages[t]
-		kept := st[:0:0]
-		read = read[:0]
-		for x := len(st) - 1; x >= 0; x-- {
-			j := st[x]
-			if int(j) != t && !need.Has(int(j)) && mark[j] != int32(t)+1 {
-				continue
-			}
-			kept = append(kept, j)
-			for _, d := range p.Deps[j] {
-				if mark[d] != int32(t)+1 {
-					mark[d] = int32(t) + 1
-					read = append(read, d)
-				}
-			}
-		}
-		for _, d := range read {
-			need.Set(int(d))
-		}
-		for a, b := 0, len(kept)-1; a < b; a, b = a+1, b-1 {
-			kept[a], kept[b] = kept[b], kept[a]
-		}
-		for _, j := range kept {
-			need.Clear(int(j))
-		}
-		stages[t] = kept
-	}
 }
 
 // Start encodes a plan as a point of Model, for a MIP start: R from the
@@ -759,7 +715,7 @@ func (f *Formulation) Point(plan *remat.Plan) ([]float64, error) {
 			stages[t] = append(stages[t], int32(i))
 		}
 	}
-	prune(f.coarse, stages)
+	remat.DropSpurious(f.coarse, stages)
 	least, err := remat.ScheduleStages(f.coarse, stages)
 	if err != nil {
 		return nil, err

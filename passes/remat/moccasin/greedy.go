@@ -201,7 +201,7 @@ func greedy(ctx context.Context, p *remat.Problem, capC int) ([][]int32, int64) 
 		pickScore, pickPeak := 0.0, int64(0)
 		for _, mv := range moves {
 			cand := mv.apply(stages)
-			dropSpurious(p, cand)
+			remat.DropSpurious(p, cand)
 			s.run(cand)
 			gain := curOver - s.over
 			if gain <= 0 && !(gain == 0 && s.peak < curPeak) {
@@ -261,7 +261,7 @@ func greedy(ctx context.Context, p *remat.Problem, capC int) ([][]int32, int64) 
 			cand := make([][]int32, n)
 			copy(cand, stages)
 			cand[r.t] = slices.DeleteFunc(slices.Clone(stages[r.t]), func(v int32) bool { return v == r.v })
-			dropSpurious(p, cand)
+			remat.DropSpurious(p, cand)
 			s.run(cand)
 			if s.peak <= budget {
 				stages, dropped = cand, true

@@ -28,7 +28,7 @@ func randomStages(r *rand.Rand, p *remat.Problem, prob float64) [][]int32 {
 		}
 		stages[t] = append(stages[t], int32(t))
 	}
-	dropSpurious(p, stages)
+	remat.DropSpurious(p, stages)
 	return stages
 }
 

@@ -27,45 +27,8 @@ func (f *Formulation) Plan(x []float64) (*remat.Plan, error) {
 		}
 		stages[t] = append(stages[t], int32(t))
 	}
-	dropSpurious(f.p, stages)
+	remat.DropSpurious(f.p, stages)
 	return remat.ScheduleStages(f.p, stages)
-}
-
-// dropSpurious removes from stages (each sorted, ending with its own node)
-// every recomputation that no kept computation after it reads before the
-// node is computed again, and that is not the last computation of a graph
-// output. One backward scan suffices: whether a computation is read
-// depends only on what comes after it.
-func dropSpurious(p *remat.Problem, stages [][]int32) {
-	n := p.N()
-	// wanted[v]: the value of v current at the scan's position is read
-	// later (or is a graph output's final value).
-	wanted := make([]bool, n)
-	for _, o := range p.Outputs {
-		wanted[o] = true
-	}
-	for t := n - 1; t >= 0; t-- {
-		st := stages[t]
-		keep := make([]bool, len(st))
-		for x := len(st) - 1; x >= 0; x-- {
-			v := st[x]
-			if int(v) != t && !wanted[v] {
-				continue
-			}
-			keep[x] = true
-			wanted[v] = false
-			for _, d := range p.Deps[v] {
-				wanted[d] = true
-			}
-		}
-		out := st[:0]
-		for x, v := range st {
-			if keep[x] {
-				out = append(out, v)
-			}
-		}
-		stages[t] = out
-	}
 }
 
 // Start returns a MIP start for the model from a plan: the values of the
@@ -113,7 +76,7 @@ func (f *Formulation) stagesOf(plan *remat.Plan, drop bool) ([][]int32, error) {
 		}
 	}
 	if drop {
-		dropSpurious(f.p, stages)
+		remat.DropSpurious(f.p, stages)
 	}
 	count := make([]int, f.n)
 	for t, st := range stages {

@@ -293,7 +293,7 @@ func stagesFromPlan(p *remat.Problem, pl *remat.Plan, capC int) ([][]int32, erro
 			stages[t] = append(stages[t], int32(v))
 		}
 	}
-	dropSpurious(p, stages)
+	remat.DropSpurious(p, stages)
 	for v, c := range counts(p.N(), stages) {
 		if c > capC {
 			return nil, fmt.Errorf("it computes node %s (%d) %d times, more than C_v = %d", p.Name(v), v, c, capC)
