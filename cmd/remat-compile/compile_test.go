@@ -563,6 +563,14 @@ func TestCompileORTRefinement(t *testing.T) {
 	if len(r.ORTRefinement) < 2 || !strings.Contains(stderr, "re-solving without") {
 		t.Fatalf("no re-solve (steps %+v); stderr: %s", r.ORTRefinement, stderr)
 	}
+	// -ort-refine 0 writes the first plan, which ORT gains less from.
+	first := filepath.Join(dir, "first.onnx")
+	if code, stdout, stderr := run(t, "-train", model, "-o", first, "-budget", "70%", "-ort-refine", "0", "-report", first+".json"); code != exitOK {
+		t.Fatalf("-ort-refine 0: exit %d: %s%s", code, stdout, stderr)
+	}
+	if r0 := readReport(t, first+".json"); len(r0.ORTRefinement) != 0 || r0.ORTAfterPeakBytes <= r.ORTAfterPeakBytes {
+		t.Errorf("-ort-refine 0: %d refinement steps, ORT model %d (refined: %d)", len(r0.ORTRefinement), r0.ORTAfterPeakBytes, r.ORTAfterPeakBytes)
+	}
 	kept := map[string]bool{}
 	chosen := 0
 	for _, s := range r.ORTRefinement {
