@@ -52,7 +52,7 @@ func benchCmd() *command {
 	return &command{
 		name:  "bench",
 		usage: "[-budgets 90%,80%,min] [-solvers all|NAME,...] [-time-limit 60s] [-profile NAME] [-train [-loss sum]] [-csv out.csv] [-md out.md] [-svg curves.svg] [-exact-max-nodes 400] [-milp-start=false] [-max-batch N] GRAPH...",
-		short: "Run solvers on models, zoo models or seeded random layered graphs (GRAPH = model.onnx, " + zooSpecHelp + " or layered:N:M[:SEED]) at several budgets and tabulate overhead, peak, time to the best plan, gap to the solver's and to the best known lower bound, and cost ratios to checkmate-milp; -svg draws overhead-vs-budget curves.",
+		short: "Run solvers on models, zoo models or seeded random layered graphs (GRAPH = model.onnx, " + zooSpecHelp + " or "+layeredSpecHelp+") at several budgets and tabulate overhead, peak, time to the best plan, gap to the solver's and to the best known lower bound, and cost ratios to checkmate-milp; -svg draws overhead-vs-budget curves.",
 		setup: func(fs *flag.FlagSet) func(context.Context, []string, *Streams) error {
 			o := &benchOptions{}
 			o.load.shapes.register(fs)
@@ -70,7 +70,7 @@ func benchCmd() *command {
 			fs.IntVar(&o.maxBatch, "max-batch", 0, "instead of the table, find for each zoo: model and solver the largest training batch, up to `N`, that fits the profile's memory within one extra forward pass of cost (Checkmate §6.4, eq. 10)")
 			return func(ctx context.Context, args []string, io *Streams) error {
 				if len(args) == 0 {
-					return usagef("bench needs at least one GRAPH: a model file or layered:N:M[:SEED]")
+					return usagef("bench needs at least one GRAPH: a model file, a zoo: model or " + layeredSpecHelp)
 				}
 				return runBench(ctx, o, args, io)
 			}
@@ -276,22 +276,56 @@ func runBench(ctx context.Context, o *benchOptions, args []string, st *Streams) 
 	return nil
 }
 
-// parseLayered reads N:M[:SEED].
+// layeredSpecHelp describes the layered: graph spec.
+const layeredSpecHelp = "layered:N:M[:SEED][:OPTION...] (OPTION = moccasin, layers=K, cost-decades=F, order=random|layers, sinks=free|outputs)"
+
+// parseLayered reads N:M[:SEED][:OPTION...]: the options of
+// synth.LayeredOptions by name, and moccasin for
+// synth.MoccasinCalibrated (options after it override it).
 func parseLayered(spec string) (*remat.Problem, error) {
 	parts := strings.Split(spec, ":")
-	if len(parts) < 2 || len(parts) > 3 {
-		return nil, usagef("layered:%s: want layered:N:M[:SEED], for example layered:100:236", spec)
+	if len(parts) < 2 {
+		return nil, usagef("layered:%s: want %s, for example layered:100:236 or layered:1000:5875:moccasin", spec, layeredSpecHelp)
 	}
 	var nums [3]int
 	nums[2] = 1
+	var o synth.LayeredOptions
 	for i, s := range parts {
-		v, err := strconv.Atoi(s)
-		if err != nil || v < 0 {
-			return nil, usagef("layered:%s: %q is not a non-negative integer", spec, s)
+		if i < 3 && !strings.Contains(s, "=") && s != "moccasin" {
+			v, err := strconv.Atoi(s)
+			if err != nil || v < 0 {
+				return nil, usagef("layered:%s: %q is not a non-negative integer", spec, s)
+			}
+			nums[i] = v
+			continue
 		}
-		nums[i] = v
+		if i < 2 {
+			return nil, usagef("layered:%s: want %s", spec, layeredSpecHelp)
+		}
+		key, val, _ := strings.Cut(s, "=")
+		var bad bool
+		switch key {
+		case "moccasin":
+			o = synth.MoccasinCalibrated
+			bad = val != ""
+		case "layers":
+			v, err := strconv.Atoi(val)
+			o.Layers, bad = v, err != nil || v < 2
+		case "cost-decades":
+			v, err := strconv.ParseFloat(val, 64)
+			o.CostDecades, bad = v, err != nil || !(v >= 0 && v <= 6)
+		case "order":
+			o.RandomOrder, bad = val == "random", val != "random" && val != "layers"
+		case "sinks":
+			o.FreeSinks, bad = val == "free", val != "free" && val != "outputs"
+		default:
+			return nil, usagef("layered:%s: unknown option %q; the options are moccasin, layers=K, cost-decades=F, order=random|layers and sinks=free|outputs", spec, s)
+		}
+		if bad {
+			return nil, usagef("layered:%s: bad option %q: layers takes an integer of at least 2, cost-decades a number from 0 to 6, order random or layers, sinks free or outputs, moccasin no value", spec, s)
+		}
 	}
-	p, err := synth.Layered(uint64(nums[2]), nums[0], nums[1])
+	p, err := synth.LayeredWith(uint64(nums[2]), nums[0], nums[1], o)
 	if err != nil {
 		return nil, usagef("layered:%s: %v", spec, err)
 	}
