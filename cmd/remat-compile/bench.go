@@ -52,7 +52,7 @@ func benchCmd() *command {
 	return &command{
 		name:  "bench",
 		usage: "[-budgets 90%,80%,min] [-solvers all|NAME,...] [-time-limit 60s] [-profile NAME] [-train [-loss sum]] [-csv out.csv] [-md out.md] [-svg curves.svg] [-exact-max-nodes 400] [-milp-start=false] [-max-batch N] GRAPH...",
-		short: "Run solvers on models, zoo models or seeded random layered graphs (GRAPH = model.onnx, " + zooSpecHelp + " or "+layeredSpecHelp+") at several budgets and tabulate overhead, peak, time to the best plan, gap to the solver's and to the best known lower bound, and cost ratios to checkmate-milp; -svg draws overhead-vs-budget curves.",
+		short: "Run solvers on models, zoo models or seeded random layered graphs (GRAPH = model.onnx, " + zooSpecHelp + " or " + layeredSpecHelp + ") at several budgets and tabulate overhead, peak, time to the best plan, gap to the solver's and to the best known lower bound, and cost ratios to checkmate-milp; -svg draws overhead-vs-budget curves.",
 		setup: func(fs *flag.FlagSet) func(context.Context, []string, *Streams) error {
 			o := &benchOptions{}
 			o.load.shapes.register(fs)
