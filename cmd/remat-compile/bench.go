@@ -191,13 +191,9 @@ func runBench(ctx context.Context, o *benchOptions, args []string, st *Streams) 
 
 	var rows []benchRow
 	for _, gr := range graphs {
-		base, err := remat.NoRematPlan(gr.p)
+		baseRes, err := remat.EvaluateNoRemat(gr.p)
 		if err != nil {
-			return err
-		}
-		baseRes, err := remat.Evaluate(gr.p, base)
-		if err != nil {
-			return fmt.Errorf("bench %s: internal error: checkpoint-all fails Evaluate: %w", gr.name, err)
+			return fmt.Errorf("bench %s: internal error: %w", gr.name, err)
 		}
 		_, floor := remat.WorkingSetFloor(gr.p)
 		edges := 0
@@ -542,11 +538,8 @@ func smallestPeak(ctx context.Context, p *remat.Problem, list []remat.Solver, fl
 		}
 	}
 	if least == math.MaxInt64 {
-		base, err := remat.NoRematPlan(p)
-		if err == nil {
-			if res, err := remat.Evaluate(p, base); err == nil {
-				return res.PeakBytes
-			}
+		if res, err := remat.EvaluateNoRemat(p); err == nil {
+			return res.PeakBytes
 		}
 		return floor
 	}

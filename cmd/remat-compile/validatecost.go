@@ -281,13 +281,9 @@ func validateModel(ctx context.Context, o *validateOptions, pm *preparedModel, p
 		if err != nil {
 			return nil, err
 		}
-		base, err := remat.NoRematPlan(p)
+		baseRes, err := remat.EvaluateNoRemat(p)
 		if err != nil {
-			return nil, err
-		}
-		baseRes, err := remat.Evaluate(p, base)
-		if err != nil {
-			return nil, fmt.Errorf("internal error: checkpoint-all fails Evaluate: %w", err)
+			return nil, fmt.Errorf("internal error: %w", err)
 		}
 		origPred := baseRes.TotalSeconds
 		rowModel[len(rows)] = 0

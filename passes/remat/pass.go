@@ -388,13 +388,9 @@ func run(st *passes.State, g *ir.Graph, opts Options) (bool, error) {
 	}
 
 	// 2. The no-remat peak and the budget.
-	base, err := NoRematPlan(p)
+	baseRes, err := EvaluateNoRemat(p)
 	if err != nil {
 		return false, &passes.InternalError{Pass: PassName, Err: err}
-	}
-	baseRes, err := Evaluate(p, base)
-	if err != nil {
-		return false, &passes.InternalError{Pass: PassName, Err: fmt.Errorf("checkpoint-all fails Evaluate: %w", err)}
 	}
 	res.BeforePeakBytes = baseRes.PeakBytes
 	res.BaseSeconds = baseRes.TotalSeconds
@@ -579,6 +575,21 @@ func NoRematPlan(p *Problem) (*Plan, error) {
 		stages[t] = []int32{int32(t)}
 	}
 	return ScheduleStages(p, stages)
+}
+
+// EvaluateNoRemat evaluates NoRematPlan: its PeakBytes is the no-remat
+// peak that budgets are fractions of, its TotalSeconds the cost that
+// overheads are measured against.
+func EvaluateNoRemat(p *Problem) (CheckResult, error) {
+	pl, err := NoRematPlan(p)
+	if err != nil {
+		return CheckResult{}, err
+	}
+	res, err := Evaluate(p, pl)
+	if err != nil {
+		return CheckResult{}, fmt.Errorf("checkpoint-all fails Evaluate: %w", err)
+	}
+	return res, nil
 }
 
 // UncountedResident is the bytes of the graph inputs and parameters that

@@ -60,11 +60,7 @@ func (o outcome) String() string {
 // noRemat returns checkpoint-all's peak and cost.
 func noRemat(tb testing.TB, p *remat.Problem) (int64, float64) {
 	tb.Helper()
-	base, err := remat.NoRematPlan(p)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	res, err := remat.Evaluate(p, base)
+	res, err := remat.EvaluateNoRemat(p)
 	if err != nil {
 		tb.Fatal(err)
 	}

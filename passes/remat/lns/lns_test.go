@@ -26,11 +26,7 @@ func layered(t testing.TB, seed uint64, n, m int, frac float64) (*remat.Problem,
 	if err != nil {
 		t.Fatal(err)
 	}
-	base, err := remat.NoRematPlan(p)
-	if err != nil {
-		t.Fatal(err)
-	}
-	res, err := remat.Evaluate(p, base)
+	res, err := remat.EvaluateNoRemat(p)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -143,8 +139,7 @@ func TestLowerBoundProvesInfeasible(t *testing.T) {
 	for i := range p.Recomputable {
 		p.Recomputable[i] = false
 	}
-	base, _ := remat.NoRematPlan(p)
-	res, _ := remat.Evaluate(p, base)
+	res, _ := remat.EvaluateNoRemat(p)
 	p.BudgetBytes = res.PeakBytes - 1
 	_, err := lns.Solver.Solve(context.Background(), p, nil)
 	if !errors.Is(err, remat.ErrInfeasible) {

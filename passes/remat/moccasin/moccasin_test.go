@@ -79,15 +79,7 @@ func withBudget(p *remat.Problem, b int64) *remat.Problem {
 // noRematPeak is the peak of the plan without rematerialization.
 func noRematPeak(t testing.TB, p *remat.Problem) int64 {
 	t.Helper()
-	stages := make([][]int32, p.N())
-	for i := range stages {
-		stages[i] = []int32{int32(i)}
-	}
-	pl, err := remat.ScheduleStages(p, stages)
-	if err != nil {
-		t.Fatal(err)
-	}
-	res, err := remat.Evaluate(p, pl)
+	res, err := remat.EvaluateNoRemat(p)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -297,8 +297,7 @@ func TestAutoExactStagesOnlySmall(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	base, _ := remat.NoRematPlan(p)
-	res, _ := remat.Evaluate(p, base)
+	res, _ := remat.EvaluateNoRemat(p)
 	p.BudgetBytes = res.PeakBytes * 95 / 100
 	withStages(t, search, b, m, func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
@@ -330,8 +329,7 @@ func TestAutoNeverWorseThanCheckpointAll(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		base, _ := remat.NoRematPlan(p)
-		res, _ := remat.Evaluate(p, base)
+		res, _ := remat.EvaluateNoRemat(p)
 		for _, budget := range []int64{res.PeakBytes, res.PeakBytes + 1, remat.NoBudget} {
 			q := *p
 			q.BudgetBytes = budget

@@ -140,11 +140,7 @@ func TestLayeredPeakGrowth(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		pl, err := remat.NoRematPlan(p)
-		if err != nil {
-			t.Fatal(err)
-		}
-		res, err := remat.Evaluate(p, pl)
+		res, err := remat.EvaluateNoRemat(p)
 		if err != nil {
 			t.Fatal(err)
 		}
