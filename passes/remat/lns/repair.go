@@ -7,7 +7,6 @@ package lns
 import (
 	"math"
 	"math/rand/v2"
-	"slices"
 	"sync/atomic"
 )
 
@@ -227,6 +226,7 @@ func (s *state) growCone(j *journal, u, at int32, limit int) int {
 type repairer struct {
 	cands  []cut
 	ranked []ranked
+	top    []float64
 	// noise randomizes the choice: each candidate's score is multiplied by
 	// 1 + noise·U[0,1).
 	noise float64
@@ -307,6 +307,8 @@ func (s *state) repairAt(j *journal, r *repairer, rng *rand.Rand, t int32) bool 
 	r.ranked = r.ranked[:0]
 	g := s.g
 	excessT := s.excess(int(t))
+	exact := r.exact
+	top := r.top[:0] // the best estimates so far, decreasing
 	for k, c := range r.cands {
 		var b int64
 		ci := s.comp[c.i]
@@ -330,36 +332,53 @@ func (s *state) repairAt(j *journal, r *repairer, rng *rand.Rand, t int32) bool 
 		if bound <= 0 {
 			continue
 		}
-		est := bound
-		for _, v := range g.reads[c.i] {
-			d := g.partNode[v]
-			cd := s.comp[d]
-			kd := latestAtMost(cd, c.at)
-			e := s.ends[d][kd*int(g.parts(d))+int(v-g.partBase[d])]
-			if !e.before(pos{c.at, c.i}) {
-				continue
-			}
-			bd := g.bytes[v]
-			if r.local {
-				if e.stage < t {
-					est -= bd
-				}
-				continue
-			}
-			for u := e.stage + 1; u <= c.at; u++ {
-				x := s.cross[u] + s.local[u] - s.cap
-				est -= max(0, x+bd) - max(0, x)
-			}
-		}
 		cost := g.seconds[c.i] + r.costEps
-		r.ranked = append(r.ranked, ranked{k, float64(bound) / cost, float64(est) / cost})
+		score := float64(bound) / cost
+		// The estimate is at most the bound: a cut whose bound does not
+		// beat the exact-th best estimate so far (earlier cuts win ties)
+		// cannot be among the best by the estimate, and its estimate,
+		// the costliest part of the ranking, is put off (−∞ until needed
+		// to break a tie of the bound below).
+		if exact > 0 && len(top) == exact && score <= top[exact-1] {
+			r.ranked = append(r.ranked, ranked{k, score, math.Inf(-1), bound, true})
+			continue
+		}
+		fe := float64(s.estimate(r, c, t, bound)) / cost
+		r.ranked = append(r.ranked, ranked{k, score, fe, bound, false})
+		if len(top) < exact || fe > top[exact-1] {
+			q := len(top)
+			if q == exact {
+				q--
+			} else {
+				top = append(top, 0)
+			}
+			for q > 0 && top[q-1] < fe {
+				top[q] = top[q-1]
+				q--
+			}
+			top[q] = fe
+		}
 	}
+	r.top = top
 	// The best by the estimate, and a few by the bound alone (whose
 	// dependencies the exact evaluation may recompute as well).
-	slices.SortStableFunc(r.ranked, func(a, b ranked) int { return cmpDesc(a.est, b.est) })
-	if exact := r.exact; len(r.ranked) > exact {
+	// Both are picked by selection, which orders them as the stable sorts
+	// by est and then (of the rest) by score would, in linear time.
+	selectTop(r.ranked, exact, func(a, b *ranked) bool { return a.est > b.est })
+	if len(r.ranked) > exact {
 		rest := r.ranked[exact:]
-		slices.SortStableFunc(rest, func(a, b ranked) int { return cmpDesc(a.score, b.score) })
+		selectTop(rest, exact/2, func(a, b *ranked) bool {
+			if a.score != b.score {
+				return a.score > b.score
+			}
+			for _, x := range [2]*ranked{a, b} {
+				if x.pending {
+					x.pending = false
+					x.est = float64(s.estimate(r, r.cands[x.k], t, x.bound)) / (g.seconds[r.cands[x.k].i] + r.costEps)
+				}
+			}
+			return a.est > b.est
+		})
 		r.ranked = r.ranked[:min(len(r.ranked), exact+exact/2)]
 	}
 	var best []move
@@ -409,21 +428,64 @@ func (s *state) repairAt(j *journal, r *repairer, rng *rand.Rand, t int32) bool 
 	return true
 }
 
-// cmpDesc orders larger first.
-func cmpDesc(a, b float64) int {
-	switch {
-	case a > b:
-		return -1
-	case a < b:
-		return 1
+// estimate is repairAt's estimate of cut c for stage t, whose bound
+// (the excess it removes at most) is given: the bound less the excess
+// that the inputs of the new computation add over the stages they are
+// now held across (with r.local, less the bytes of those held from before
+// stage t).
+func (s *state) estimate(r *repairer, c cut, t int32, bound int64) int64 {
+	g := s.g
+	est := bound
+	for _, v := range g.reads[c.i] {
+		d := g.partNode[v]
+		cd := s.comp[d]
+		kd := latestAtMost(cd, c.at)
+		e := s.ends[d][kd*int(g.parts(d))+int(v-g.partBase[d])]
+		if !e.before(pos{c.at, c.i}) {
+			continue
+		}
+		bd := g.bytes[v]
+		if r.local {
+			if e.stage < t {
+				est -= bd
+			}
+			continue
+		}
+		for u := e.stage + 1; u <= c.at; u++ {
+			x := s.cross[u] + s.local[u] - s.cap
+			est -= max(0, x+bd) - max(0, x)
+		}
 	}
-	return 0
+	return est
 }
 
-// ranked is a cut (an index into repairer.cands) with its bound.
+// selectTop moves the k best elements of rs by better (a strict order)
+// to its front, best first, the earliest first among equals, keeping the
+// others in their order: the first k of a stable sort, in O(k·len(rs)).
+func selectTop(rs []ranked, k int, better func(a, b *ranked) bool) {
+	for q := 0; q < k && q < len(rs); q++ {
+		b := q
+		for p := q + 1; p < len(rs); p++ {
+			if better(&rs[p], &rs[b]) {
+				b = p
+			}
+		}
+		if b != q {
+			x := rs[b]
+			copy(rs[q+1:b+1], rs[q:b])
+			rs[q] = x
+		}
+	}
+}
+
+// ranked is a cut (an index into repairer.cands) with its bound (score,
+// per second of cost) and estimate (est, per second; when pending, −∞ and
+// not computed yet).
 type ranked struct {
 	k          int
 	score, est float64
+	bound      int64
+	pending    bool
 }
 
 // spurious reports whether node i's computation in stage t (> i) creates
@@ -468,11 +530,14 @@ func (s *state) recomputations(out []cut) []cut {
 }
 
 // descend removes, in a random order, every recomputation whose removal
-// keeps every stage under the cap.
+// keeps every stage under the cap. Those that needed proves indispensable
+// are not tried: in a tight plan that is most of them, and a removal and
+// its undoing cost two range updates over the gap the recomputation
+// closes.
 func (s *state) descend(j *journal, list []cut, rng *rand.Rand) {
 	rng.Shuffle(len(list), func(a, b int) { list[a], list[b] = list[b], list[a] })
 	for _, c := range list {
-		if !s.has(c.i, c.at) {
+		if !s.has(c.i, c.at) || s.needed(c.i, c.at) {
 			continue
 		}
 		mark := len(j.moves)
@@ -481,6 +546,55 @@ func (s *state) descend(j *journal, list []cut, rng *rand.Rand) {
 			s.revert(j, mark)
 		}
 	}
+}
+
+// needed reports, without changing the plan, that dropping node i's
+// computation in stage t (> i) would leave some stage over the cap. The
+// earlier instance of i then serves the readers of the dropped one, so
+// each part read (or kept) after the dropped step is held from the end of
+// its earlier instance on: over the stages strictly between the latest of
+// those ends and t, every such part adds its bytes, and nothing else
+// changes there but those of i's inputs that it reads last, each of
+// which may be freed earlier and so lowers a stage's peak by at most its
+// bytes (through cross, or through local at the stage of its new end). A
+// stage whose excess plus the parts' bytes less the inputs' is positive
+// therefore stays over.
+func (s *state) needed(i, t int32) bool {
+	g := s.g
+	k := index(s.comp[i], t)
+	np := int(g.parts(i))
+	var gain int64
+	lo := int32(-1)
+	for q := range np {
+		if e := s.ends[i][k*np+q]; e.stage == t && e.node == i {
+			continue // nothing reads this part: its earlier instance stays as it is
+		}
+		gain += g.bytes[g.partBase[i]+int32(q)]
+		lo = max(lo, s.ends[i][(k-1)*np+q].stage)
+	}
+	if gain == 0 {
+		return false
+	}
+	var loss int64
+	for _, v := range g.reads[i] {
+		d := g.partNode[v]
+		kd := latestAtMost(s.comp[d], t)
+		if s.comp[d][kd] == t {
+			continue // computed in stage t as well: no earlier stage holds it
+		}
+		if e := s.ends[d][kd*int(g.parts(d))+int(v-g.partBase[d])]; e.stage == t && e.node == i {
+			loss += g.bytes[v] // read last here: may be freed earlier
+		}
+	}
+	if gain <= loss {
+		return false
+	}
+	for u := lo + 1; u < t; u++ {
+		if s.cross[u]+s.local[u]-s.cap > loss-gain {
+			return true
+		}
+	}
+	return false
 }
 
 // meanCost is the mean cost of the recomputable nodes (1 when there are

@@ -67,3 +67,44 @@ func TestConeRepair(t *testing.T) {
 		}
 	}
 }
+
+// TestNeeded checks descend's filter: whenever needed claims that dropping
+// a recomputation leaves a stage over the cap, dropping it does, on
+// repaired plans (where it skips most removals) and on random ones.
+func TestNeeded(t *testing.T) {
+	for _, c := range evalProblems(t) {
+		p := c.Problem
+		g := newGraph(p)
+		_, peak := stagePeaks(t, p, identityStages(p.N()))
+		rng := rand.New(rand.NewPCG(3, 4))
+		for _, frac := range []float64{0.9, 0.8} {
+			capBytes := int64(frac*float64(peak)) - p.ConstBytes
+			s := newState(g, capBytes)
+			var plans [][][]int32
+			s.load(identityStages(g.n))
+			var j journal
+			rep := &repairer{chainDepth: chainDepth, costEps: 1e-6 * meanCost(g), exact: exactCuts, cone: coneCuts}
+			if s.repair(&j, rep, rng) {
+				plans = append(plans, s.stages())
+			}
+			plans = append(plans, randomStages(p, rng, 0.05))
+			claimed := 0
+			for _, st := range plans {
+				s.load(st)
+				for _, rc := range s.recomputations(nil) {
+					if !s.needed(rc.i, rc.at) {
+						continue
+					}
+					claimed++
+					mark := len(j.moves)
+					s.doRemove(&j, rc.i, rc.at)
+					if s.nOver == 0 {
+						t.Fatalf("%s at %v: needed(%d, %d) but dropping it leaves no stage over", c.Name, frac, rc.i, rc.at)
+					}
+					s.revert(&j, mark)
+				}
+			}
+			t.Logf("%s at %v: %d recomputations claimed needed", c.Name, frac, claimed)
+		}
+	}
+}

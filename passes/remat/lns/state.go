@@ -41,8 +41,9 @@ import (
 // steps of stage t, of the bytes allocated in stage t and still held minus
 // the bytes of crossing instances already freed in stage t. A crossing
 // instance contributes to cross over the stage range (start, endStage], so
-// changing an instance's end is a range update of cross and a recomputation
-// of local at the few stages where it starts and ends.
+// changing an instance's end is a range update of cross over the stages
+// between its old and its new end, and a recomputation of local at the few
+// stages where it starts and ends.
 
 // pos is a step of the sequence: node Node computed in stage Stage. A
 // Stage equal to the number of stages is the end of the sequence (a kept
@@ -214,11 +215,28 @@ func (s *state) excess(t int) int64 { return s.cross[t] + s.local[t] - s.cap }
 // bump adds b to cross over (a, e], keeping over up to date.
 func (s *state) bump(a, e int32, b int64) {
 	e = min(e, int32(s.g.n-1))
-	for t := a + 1; t <= e; t++ {
-		old := s.cross[t] + s.local[t] - s.cap
-		s.cross[t] += b
-		s.account(old, old+b)
+	if e <= a {
+		return
 	}
+	// The hottest loop of the search: kept free of bounds checks and of
+	// stores to s until it ends.
+	cross := s.cross[a+1 : e+1]
+	local := s.local[a+1 : e+1]
+	local = local[:len(cross)]
+	c, over, nOver := s.cap, s.over, s.nOver
+	for q := range cross {
+		old := cross[q] + local[q] - c
+		cross[q] += b
+		if old > 0 {
+			over -= old
+			nOver--
+		}
+		if now := old + b; now > 0 {
+			over += now
+			nOver++
+		}
+	}
+	s.over, s.nOver = over, nOver
 }
 
 // account updates over for one stage whose excess went from old to now.
@@ -324,8 +342,14 @@ func (s *state) refresh(i int32, k int, j int32) {
 	}
 	a := s.comp[i][k]
 	b := s.g.bytes[s.g.partBase[i]+j]
-	s.bump(a, e.stage, -b)
-	s.bump(a, now.stage, b)
+	// Both ends are at or after a, so cross changes only between them:
+	// a range as long as the move, not as the instance (the range updates
+	// are most of the search's time on large graphs).
+	if now.stage > e.stage {
+		s.bump(e.stage, now.stage, b)
+	} else {
+		s.bump(now.stage, e.stage, -b)
+	}
 	s.markDirty(a)
 	s.markDirty(e.stage)
 	s.markDirty(now.stage)
