@@ -85,6 +85,11 @@ func TestBenchBadArgs(t *testing.T) {
 		{[]string{"bench", "layered:100"}, "layered:N:M[:SEED]"},
 		{[]string{"bench", "layered:100:5"}, "take between 90 and"},
 		{[]string{"bench", "layered:x:5"}, "not a non-negative integer"},
+		{[]string{"bench", "layered:100:236:1:shape=wide"}, "unknown option \"shape=wide\""},
+		{[]string{"bench", "layered:100:236:layers=1"}, "bad option \"layers=1\""},
+		{[]string{"bench", "layered:100:236:order=sorted"}, "bad option \"order=sorted\""},
+		{[]string{"bench", "layered:100:236:cost-decades=9"}, "bad option \"cost-decades=9\""},
+		{[]string{"bench", "layered:100:236:moccasin=1"}, "bad option \"moccasin=1\""},
 		{[]string{"bench", "-solvers", "nope", "layered:10:12"}, "unknown solver"},
 		{[]string{"bench", "-budgets", "abc", "layered:10:12"}, "budget"},
 	} {
@@ -92,6 +97,30 @@ func TestBenchBadArgs(t *testing.T) {
 		if code == exitOK || !strings.Contains(errOut, c.want) {
 			t.Errorf("%v: exit %d, stderr %q; want an error containing %q", c.args, code, errOut, c.want)
 		}
+	}
+}
+
+// TestBenchLayeredOptions: the options of a layered: spec reach the
+// generator: the calibrated set gives another graph (another no-remat
+// peak) than the default at the same seed, and a later option overrides
+// the set.
+func TestBenchLayeredOptions(t *testing.T) {
+	peak := func(spec string) string {
+		code, out, errOut := run(t, "bench", "-budgets", "100%", "-solvers", "checkpoint-all", spec)
+		if code != exitOK {
+			t.Fatalf("%s: exit %d: %s", spec, code, errOut)
+		}
+		for _, l := range strings.Split(out, "\n") {
+			if f := strings.Fields(l); len(f) > 5 && f[0] == spec {
+				return f[5] // the budget "100% = PEAK"
+			}
+		}
+		t.Fatalf("%s: no row in\n%s", spec, out)
+		return ""
+	}
+	def, cal, four := peak("layered:100:236"), peak("layered:100:236:moccasin"), peak("layered:100:236:moccasin:layers=4")
+	if def == cal || cal == four {
+		t.Errorf("no-remat peaks: default %s, moccasin %s, moccasin with 4 layers %s; want three different graphs", def, cal, four)
 	}
 }
 
