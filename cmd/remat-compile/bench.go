@@ -82,11 +82,15 @@ func benchCmd() *command {
 type benchGraph struct {
 	name string
 	p    *remat.Problem
+	// family is the layered: spec with a seed range that the graph is
+	// one seed of; empty otherwise.
+	family string
 }
 
 // benchRow is one solver's outcome on one graph at one budget.
 type benchRow struct {
 	graph        string
+	family       string // benchGraph.family
 	nodes, edges int
 	budget       string
 	budgetBytes  int64
@@ -157,11 +161,21 @@ func runBench(ctx context.Context, o *benchOptions, args []string, st *Streams) 
 	var graphs []benchGraph
 	for _, a := range args {
 		if spec, ok := strings.CutPrefix(a, "layered:"); ok {
-			p, err := parseLayered(spec)
+			specs, err := layeredSeeds(spec)
 			if err != nil {
 				return err
 			}
-			graphs = append(graphs, benchGraph{a, p})
+			for _, sp := range specs {
+				p, err := parseLayered(sp)
+				if err != nil {
+					return err
+				}
+				gr := benchGraph{name: "layered:" + sp, p: p}
+				if len(specs) > 1 {
+					gr.family = a
+				}
+				graphs = append(graphs, gr)
+			}
 			continue
 		}
 		if prof == nil {
@@ -186,7 +200,7 @@ func runBench(ctx context.Context, o *benchOptions, args []string, st *Streams) 
 		if err != nil {
 			return err
 		}
-		graphs = append(graphs, benchGraph{name, p})
+		graphs = append(graphs, benchGraph{name: name, p: p})
 	}
 
 	var rows []benchRow
@@ -225,7 +239,7 @@ func runBench(ctx context.Context, o *benchOptions, args []string, st *Streams) 
 					return err
 				}
 				if o.exactMaxNodes > 0 && gr.p.N() > o.exactMaxNodes && solvers.Exact(s.Name) {
-					rows = append(rows, benchRow{graph: gr.name, nodes: gr.p.N(), edges: edges, budget: budgetNames[bi], budgetBytes: bytes,
+					rows = append(rows, benchRow{graph: gr.name, family: gr.family, nodes: gr.p.N(), edges: edges, budget: budgetNames[bi], budgetBytes: bytes,
 						basePeak: baseRes.PeakBytes, floorBytes: floor, trivialBound: gr.p.LowerBoundSeconds(), solver: s.Name, status: "skipped",
 						overhead: math.NaN(), gap: math.NaN(), bestGap: math.NaN(), cost: math.NaN(),
 						note: fmt.Sprintf("%d nodes > -exact-max-nodes %d", gr.p.N(), o.exactMaxNodes)})
@@ -243,7 +257,7 @@ func runBench(ctx context.Context, o *benchOptions, args []string, st *Streams) 
 				if r.plan != nil && withinBudget(r.status) && r.cost < startCost {
 					start, startBy, startCost = r.plan, s.Name, r.cost
 				}
-				r.graph, r.nodes, r.edges = gr.name, gr.p.N(), edges
+				r.graph, r.family, r.nodes, r.edges = gr.name, gr.family, gr.p.N(), edges
 				r.budget, r.budgetBytes = budgetNames[bi], bytes
 				r.basePeak, r.floorBytes = baseRes.PeakBytes, floor
 				r.trivialBound = gr.p.LowerBoundSeconds()
@@ -273,7 +287,37 @@ func runBench(ctx context.Context, o *benchOptions, args []string, st *Streams) 
 }
 
 // layeredSpecHelp describes the layered: graph spec.
-const layeredSpecHelp = "layered:N:M[:SEED][:OPTION...] (OPTION = moccasin, layers=K, cost-decades=F, order=random|layers, sinks=free|outputs)"
+const layeredSpecHelp = "layered:N:M[:SEED|:FIRST-LAST][:OPTION...] (a seed range gives one graph per seed and a table of means over them; OPTION = moccasin, layers=K, cost-decades=F, order=random|layers, sinks=free|outputs)"
+
+// maxSeeds bounds a layered: seed range.
+const maxSeeds = 1000
+
+// layeredSeeds expands a seed range FIRST-LAST in the third field of a
+// layered: spec into one spec per seed (the other fields kept as they
+// are); any other spec is returned alone.
+func layeredSeeds(spec string) ([]string, error) {
+	parts := strings.Split(spec, ":")
+	if len(parts) < 3 || !strings.Contains(parts[2], "-") || strings.Contains(parts[2], "=") {
+		return []string{spec}, nil
+	}
+	a, b, _ := strings.Cut(parts[2], "-")
+	first, err1 := strconv.ParseUint(a, 10, 64)
+	last, err2 := strconv.ParseUint(b, 10, 64)
+	if err1 != nil || err2 != nil || first > last {
+		return nil, usagef("layered:%s: bad seed range %q: want FIRST-LAST, two non-negative integers with FIRST <= LAST, such as 1-6", spec, parts[2])
+	}
+	if last-first >= maxSeeds {
+		return nil, usagef("layered:%s: the seed range %q holds %d seeds; at most %d are allowed", spec, parts[2], last-first+1, maxSeeds)
+	}
+	var out []string
+	for seed := first; ; seed++ {
+		parts[2] = strconv.FormatUint(seed, 10)
+		out = append(out, strings.Join(parts, ":"))
+		if seed == last {
+			return out, nil
+		}
+	}
+}
 
 // parseLayered reads N:M[:SEED][:OPTION...]: the options of
 // synth.LayeredOptions by name, and moccasin for
@@ -412,7 +456,75 @@ func printBench(w io.Writer, rows []benchRow) error {
 	if err := tw.Flush(); err != nil {
 		return err
 	}
-	return printRatios(w, rows)
+	if err := printRatios(w, rows); err != nil {
+		return err
+	}
+	return printSeedMeans(w, rows)
+}
+
+// seedMean summarizes one solver at one budget over the seeds of a
+// layered: seed range: how many seeds it has a plan within the budget
+// for, and the mean, least and largest overhead and the mean time to the
+// best plan over those.
+type seedMean struct {
+	family, budget, solver string
+	seeds, plans           int
+	mean, least, most      float64 // percent; NaN without plans
+	toBest                 float64 // seconds
+}
+
+// seedMeans gathers the rows of seed-range families by family, budget and
+// solver, in the order they first appear.
+func seedMeans(rows []benchRow) []seedMean {
+	var out []seedMean
+	at := map[[3]string]int{}
+	for _, r := range rows {
+		if r.family == "" {
+			continue
+		}
+		k := [3]string{r.family, r.budget, r.solver}
+		i, ok := at[k]
+		if !ok {
+			i = len(out)
+			at[k] = i
+			out = append(out, seedMean{family: r.family, budget: r.budget, solver: r.solver,
+				least: math.Inf(1), most: math.Inf(-1)})
+		}
+		m := &out[i]
+		m.seeds++
+		if withinBudget(r.status) {
+			m.plans++
+			m.mean += r.overhead
+			m.toBest += r.toBest
+			m.least, m.most = min(m.least, r.overhead), max(m.most, r.overhead)
+		}
+	}
+	for i := range out {
+		m := &out[i]
+		if m.plans == 0 {
+			m.mean, m.least, m.most = math.NaN(), math.NaN(), math.NaN()
+			continue
+		}
+		m.mean /= float64(m.plans)
+		m.toBest /= float64(m.plans)
+	}
+	return out
+}
+
+// printSeedMeans writes the seedMeans table, when a seed range was run.
+func printSeedMeans(w io.Writer, rows []benchRow) error {
+	ms := seedMeans(rows)
+	if len(ms) == 0 {
+		return nil
+	}
+	fmt.Fprintln(w, "\nMeans over the seeds (over the seeds with a plan within the budget):")
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "graphs\tbudget\tsolver\tplans\tmean overhead %\tleast %\tlargest %\tmean time to best s\t")
+	for _, m := range ms {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%d of %d\t%s\t%s\t%s\t%s\t\n", m.family, m.budget, m.solver, m.plans, m.seeds,
+			fmtNaN(m.mean, 2), fmtNaN(m.least, 2), fmtNaN(m.most, 2), fmtNaN(m.toBest, 1))
+	}
+	return tw.Flush()
 }
 
 // printRatios writes, per graph and budget, each solver's cost over
@@ -578,6 +690,15 @@ func writeBenchMarkdown(w io.Writer, rows []benchRow) error {
 		fmt.Fprintf(bw, "| %s | (%d, %d) | %s = %d | %s | %s | %s | %s | %.2f | %s | %s |\n",
 			r.graph, r.nodes, r.edges, r.budget, r.budgetBytes, r.solver, r.status,
 			fmtNaN(r.overhead, 2), benchPeak(r), r.toBest, fmtNaN(r.gap, 2), fmtNaN(r.bestGap, 2))
+	}
+	if ms := seedMeans(rows); len(ms) > 0 {
+		fmt.Fprint(bw, "\nMeans over the seeds (over the seeds with a plan within the budget):\n\n")
+		fmt.Fprintln(bw, "| graphs | budget | solver | plans | mean overhead % | least % | largest % | mean time to best s |")
+		fmt.Fprintln(bw, "|---|---|---|---:|---:|---:|---:|---:|")
+		for _, m := range ms {
+			fmt.Fprintf(bw, "| %s | %s | %s | %d of %d | %s | %s | %s | %s |\n", m.family, m.budget, m.solver, m.plans, m.seeds,
+				fmtNaN(m.mean, 2), fmtNaN(m.least, 2), fmtNaN(m.most, 2), fmtNaN(m.toBest, 1))
+		}
 	}
 	return bw.Flush()
 }

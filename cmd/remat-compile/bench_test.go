@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/csv"
 	"encoding/xml"
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -82,7 +83,7 @@ func TestBenchBadArgs(t *testing.T) {
 		want string
 	}{
 		{[]string{"bench"}, "at least one GRAPH"},
-		{[]string{"bench", "layered:100"}, "layered:N:M[:SEED]"},
+		{[]string{"bench", "layered:100"}, "layered:N:M[:SEED|:FIRST-LAST]"},
 		{[]string{"bench", "layered:100:5"}, "take between 90 and"},
 		{[]string{"bench", "layered:x:5"}, "not a non-negative integer"},
 		{[]string{"bench", "layered:100:236:1:shape=wide"}, "unknown option \"shape=wide\""},
@@ -90,6 +91,9 @@ func TestBenchBadArgs(t *testing.T) {
 		{[]string{"bench", "layered:100:236:order=sorted"}, "bad option \"order=sorted\""},
 		{[]string{"bench", "layered:100:236:cost-decades=9"}, "bad option \"cost-decades=9\""},
 		{[]string{"bench", "layered:100:236:moccasin=1"}, "bad option \"moccasin=1\""},
+		{[]string{"bench", "layered:100:236:3-1"}, "bad seed range \"3-1\""},
+		{[]string{"bench", "layered:100:236:1-x:moccasin"}, "bad seed range \"1-x\""},
+		{[]string{"bench", "layered:100:236:0-1000"}, "holds 1001 seeds; at most 1000 are allowed"},
 		{[]string{"bench", "-solvers", "nope", "layered:10:12"}, "unknown solver"},
 		{[]string{"bench", "-budgets", "abc", "layered:10:12"}, "budget"},
 	} {
@@ -97,6 +101,74 @@ func TestBenchBadArgs(t *testing.T) {
 		if code == exitOK || !strings.Contains(errOut, c.want) {
 			t.Errorf("%v: exit %d, stderr %q; want an error containing %q", c.args, code, errOut, c.want)
 		}
+	}
+}
+
+// TestBenchSeedRange: a seed range runs one graph per seed, each the
+// graph its single-seed spec names, and the means table averages each
+// solver's overhead over the seeds where it has a plan within the budget.
+func TestBenchSeedRange(t *testing.T) {
+	dir := t.TempDir()
+	csvPath, mdPath := filepath.Join(dir, "b.csv"), filepath.Join(dir, "b.md")
+	code, out, errOut := run(t, "bench", "-budgets", "90%", "-solvers", "checkpoint-all,lns", "-time-limit", "10s",
+		"-csv", csvPath, "-md", mdPath, "layered:30:60:1-3:moccasin")
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	f, err := os.Open(csvPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	recs, err := csv.NewReader(f).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	peaks := map[string]string{}
+	var sum float64
+	plans := 0
+	for _, r := range recs[1:] {
+		peaks[r[0]] = r[5]
+		if r[7] == "lns" && (r[8] == "optimal" || r[8] == "feasible") {
+			v, err := strconv.ParseFloat(r[9], 64)
+			if err != nil {
+				t.Fatal(err)
+			}
+			sum += v
+			plans++
+		}
+	}
+	for seed := 1; seed <= 3; seed++ {
+		name := fmt.Sprintf("layered:30:60:%d:moccasin", seed)
+		one := filepath.Join(dir, "one.csv")
+		if code, _, errOut := run(t, "bench", "-budgets", "100%", "-solvers", "checkpoint-all", "-csv", one, name); code != exitOK {
+			t.Fatalf("%s: exit %d: %s", name, code, errOut)
+		}
+		data, err := os.ReadFile(one)
+		if err != nil {
+			t.Fatal(err)
+		}
+		row := strings.Split(strings.Split(string(data), "\n")[1], ",")
+		if peaks[name] == "" || peaks[name] != row[5] {
+			t.Errorf("%s: no-remat peak %q in the range, %q alone", name, peaks[name], row[5])
+		}
+	}
+	if plans == 0 {
+		t.Fatalf("lns found no plan on any seed:\n%s", out)
+	}
+	md, err := os.ReadFile(mdPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := fmt.Sprintf("| layered:30:60:1-3:moccasin | 90%% | lns | %d of 3 | %.2f |", plans, sum/float64(plans))
+	if !strings.Contains(string(md), want) {
+		t.Errorf("markdown lacks %q:\n%s", want, md)
+	}
+	if !strings.Contains(string(md), "| layered:30:60:1-3:moccasin | 90% | checkpoint-all | 0 of 3 | - |") {
+		t.Errorf("markdown lacks checkpoint-all's row without plans:\n%s", md)
+	}
+	if !strings.Contains(out, "Means over the seeds") {
+		t.Errorf("no means table on stdout:\n%s", out)
 	}
 }
 
