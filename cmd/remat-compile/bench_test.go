@@ -36,15 +36,7 @@ func TestBench(t *testing.T) {
 			t.Errorf("the table lacks %q", want)
 		}
 	}
-	f, err := os.Open(csvPath)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	recs, err := csv.NewReader(f).ReadAll()
-	if err != nil {
-		t.Fatal(err)
-	}
+	recs := readCSV(t, csvPath)
 	if len(recs) != 1+2*2*3 {
 		t.Fatalf("%d CSV records, want a header and 12 rows", len(recs))
 	}
@@ -104,6 +96,21 @@ func TestBenchBadArgs(t *testing.T) {
 	}
 }
 
+// readCSV reads a CSV file that bench wrote.
+func readCSV(t *testing.T, path string) [][]string {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	recs, err := csv.NewReader(f).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return recs
+}
+
 // TestBenchSeedRange: a seed range runs one graph per seed, each the
 // graph its single-seed spec names, and the means table averages each
 // solver's overhead over the seeds where it has a plan within the budget.
@@ -115,15 +122,7 @@ func TestBenchSeedRange(t *testing.T) {
 	if code != exitOK {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
-	f, err := os.Open(csvPath)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	recs, err := csv.NewReader(f).ReadAll()
-	if err != nil {
-		t.Fatal(err)
-	}
+	recs := readCSV(t, csvPath)
 	peaks := map[string]string{}
 	var sum float64
 	plans := 0
@@ -144,11 +143,7 @@ func TestBenchSeedRange(t *testing.T) {
 		if code, _, errOut := run(t, "bench", "-budgets", "100%", "-solvers", "checkpoint-all", "-csv", one, name); code != exitOK {
 			t.Fatalf("%s: exit %d: %s", name, code, errOut)
 		}
-		data, err := os.ReadFile(one)
-		if err != nil {
-			t.Fatal(err)
-		}
-		row := strings.Split(strings.Split(string(data), "\n")[1], ",")
+		row := readCSV(t, one)[1]
 		if peaks[name] == "" || peaks[name] != row[5] {
 			t.Errorf("%s: no-remat peak %q in the range, %q alone", name, peaks[name], row[5])
 		}
@@ -366,15 +361,7 @@ func TestBenchMILPStart(t *testing.T) {
 		if code != exitOK {
 			t.Fatalf("exit %d: %s", code, errOut)
 		}
-		f, err := os.Open(csvPath)
-		if err != nil {
-			t.Fatal(err)
-		}
-		recs, err := csv.NewReader(f).ReadAll()
-		f.Close()
-		if err != nil {
-			t.Fatal(err)
-		}
+		recs := readCSV(t, csvPath)
 		cost := map[string]float64{}
 		var milpNote string
 		for _, r := range recs[1:] {
