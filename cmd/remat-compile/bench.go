@@ -470,7 +470,7 @@ type seedMean struct {
 	family, budget, solver string
 	seeds, plans           int
 	mean, least, most      float64 // percent; NaN without plans
-	toBest                 float64 // seconds
+	toBest                 float64 // seconds; NaN without plans
 }
 
 // seedMeans gathers the rows of seed-range families by family, budget and
@@ -502,7 +502,7 @@ func seedMeans(rows []benchRow) []seedMean {
 	for i := range out {
 		m := &out[i]
 		if m.plans == 0 {
-			m.mean, m.least, m.most = math.NaN(), math.NaN(), math.NaN()
+			m.mean, m.least, m.most, m.toBest = math.NaN(), math.NaN(), math.NaN(), math.NaN()
 			continue
 		}
 		m.mean /= float64(m.plans)

@@ -159,7 +159,7 @@ func TestBenchSeedRange(t *testing.T) {
 	if !strings.Contains(string(md), want) {
 		t.Errorf("markdown lacks %q:\n%s", want, md)
 	}
-	if !strings.Contains(string(md), "| layered:30:60:1-3:moccasin | 90% | checkpoint-all | 0 of 3 | - |") {
+	if !strings.Contains(string(md), "| layered:30:60:1-3:moccasin | 90% | checkpoint-all | 0 of 3 | - | - | - | - |") {
 		t.Errorf("markdown lacks checkpoint-all's row without plans:\n%s", md)
 	}
 	if !strings.Contains(out, "Means over the seeds") {
