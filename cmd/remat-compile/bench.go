@@ -521,10 +521,16 @@ func printSeedMeans(w io.Writer, rows []benchRow) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "graphs\tbudget\tsolver\tplans\tmean overhead %\tleast %\tlargest %\tmean time to best s\t")
 	for _, m := range ms {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%d of %d\t%s\t%s\t%s\t%s\t\n", m.family, m.budget, m.solver, m.plans, m.seeds,
-			fmtNaN(m.mean, 2), fmtNaN(m.least, 2), fmtNaN(m.most, 2), fmtNaN(m.toBest, 1))
+		fmt.Fprintln(tw, strings.Join(m.cells(), "\t")+"\t")
 	}
 	return tw.Flush()
+}
+
+// cells is the means table's row for m, the same on the console and in
+// Markdown.
+func (m seedMean) cells() []string {
+	return []string{m.family, m.budget, m.solver, fmt.Sprintf("%d of %d", m.plans, m.seeds),
+		fmtNaN(m.mean, 2), fmtNaN(m.least, 2), fmtNaN(m.most, 2), fmtNaN(m.toBest, 1)}
 }
 
 // printRatios writes, per graph and budget, each solver's cost over
@@ -696,8 +702,7 @@ func writeBenchMarkdown(w io.Writer, rows []benchRow) error {
 		fmt.Fprintln(bw, "| graphs | budget | solver | plans | mean overhead % | least % | largest % | mean time to best s |")
 		fmt.Fprintln(bw, "|---|---|---|---:|---:|---:|---:|---:|")
 		for _, m := range ms {
-			fmt.Fprintf(bw, "| %s | %s | %s | %d of %d | %s | %s | %s | %s |\n", m.family, m.budget, m.solver, m.plans, m.seeds,
-				fmtNaN(m.mean, 2), fmtNaN(m.least, 2), fmtNaN(m.most, 2), fmtNaN(m.toBest, 1))
+			fmt.Fprintln(bw, "| "+strings.Join(m.cells(), " | ")+" |")
 		}
 	}
 	return bw.Flush()
