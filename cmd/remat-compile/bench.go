@@ -15,12 +15,13 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/remat-compile/remat/passes"
+	"github.com/remat-compile/remat/internal/atomicfile"
 	"github.com/remat-compile/remat/passes/autodiff"
 	"github.com/remat-compile/remat/passes/remat"
 	"github.com/remat-compile/remat/passes/remat/checkmate"
 	"github.com/remat-compile/remat/passes/remat/solvers"
 	"github.com/remat-compile/remat/passes/remat/synth"
+	"github.com/remat-compile/remat/pipeline"
 	"github.com/remat-compile/remat/profiles"
 )
 
@@ -31,7 +32,7 @@ import (
 // (Checkmate Table 2).
 
 type benchOptions struct {
-	load      loadOptions
+	load      loadFlags
 	budgets   string
 	solvers   string
 	profile   string
@@ -52,13 +53,13 @@ func benchCmd() *command {
 	return &command{
 		name:  "bench",
 		usage: "[-budgets 90%,80%,min] [-solvers all|NAME,...] [-time-limit 60s] [-profile NAME] [-train [-loss sum]] [-csv out.csv] [-md out.md] [-svg curves.svg] [-exact-max-nodes 400] [-milp-start=false] [-max-batch N] GRAPH...",
-		short: "Run solvers on models, zoo models or seeded random layered graphs (GRAPH = model.onnx, " + zooSpecHelp + " or " + layeredSpecHelp + ") at several budgets and tabulate overhead, peak, time to the best plan, gap to the solver's and to the best known lower bound, and cost ratios to checkmate-milp; -svg draws overhead-vs-budget curves.",
+		short: "Run solvers on models, zoo models or seeded random layered graphs (GRAPH = model.onnx, " + pipeline.ZooHelp + " or " + layeredSpecHelp + ") at several budgets and tabulate overhead, peak, time to the best plan, gap to the solver's and to the best known lower bound, and cost ratios to checkmate-milp; -svg draws overhead-vs-budget curves.",
 		setup: func(fs *flag.FlagSet) func(context.Context, []string, *Streams) error {
 			o := &benchOptions{}
-			o.load.shapes.register(fs)
+			o.load.register(fs)
 			fs.StringVar(&o.budgets, "budgets", "90%,80%", "comma-separated `budgets`: percentages of the no-remat peak, bytes with a unit, or min (the smallest peak known to be feasible: the least any non-exact solver of the run reaches when asked for the working-set floor, or any solver reached at the budgets before min)")
 			fs.StringVar(&o.solvers, "solvers", "all", "comma-separated solver `names`, or all (see `remat-compile solvers`)")
-			fs.StringVar(&o.profile, "profile", defaultProfile, "device `profile` for the models' costs: a built-in name ("+strings.Join(profiles.Builtins(), ", ")+") or a .yaml file")
+			fs.StringVar(&o.profile, "profile", pipeline.DefaultProfile, "device `profile` for the models' costs: a built-in name ("+strings.Join(profiles.Builtins(), ", ")+") or a .yaml file")
 			fs.DurationVar(&o.timeLimit, "time-limit", 60*time.Second, "each solver's time limit per graph and budget")
 			fs.StringVar(&o.csvOut, "csv", "", "also write the rows to `file` as CSV")
 			fs.StringVar(&o.mdOut, "md", "", "also write the table to `file` as Markdown")
@@ -184,19 +185,22 @@ func runBench(ctx context.Context, o *benchOptions, args []string, st *Streams) 
 				return err
 			}
 		}
-		o.load.requireStatic = true
-		g, _, err := loadModel(ctx, a, &o.load, st.Err)
+		lo, err := o.load.options(st, true)
+		if err != nil {
+			return err
+		}
+		m, err := pipeline.Load(ctx, a, lo)
 		if err != nil {
 			return err
 		}
 		name := a
 		if train != nil {
-			if _, err := passes.Run(ctx, g, []*passes.Pass{autodiff.NewPass(*train)}, passes.Options{File: a}); err != nil {
+			if err := m.Train(ctx, *train); err != nil {
 				return err
 			}
 			name += " (training)"
 		}
-		p, _, _, err := remat.LowerCosted(g, prof, remat.LowerOptions{})
+		p, _, _, err := remat.LowerCosted(m.Graph, prof, remat.LowerOptions{})
 		if err != nil {
 			return err
 		}
@@ -271,17 +275,17 @@ func runBench(ctx context.Context, o *benchOptions, args []string, st *Streams) 
 		return err
 	}
 	if o.mdOut != "" {
-		if err := writeFileAtomic(o.mdOut, func(w io.Writer) error { return writeBenchMarkdown(w, rows) }); err != nil {
+		if err := atomicfile.Write(o.mdOut, func(w io.Writer) error { return writeBenchMarkdown(w, rows) }); err != nil {
 			return err
 		}
 	}
 	if o.csvOut != "" {
-		if err := writeFileAtomic(o.csvOut, func(w io.Writer) error { return writeBenchCSV(w, rows) }); err != nil {
+		if err := atomicfile.Write(o.csvOut, func(w io.Writer) error { return writeBenchCSV(w, rows) }); err != nil {
 			return err
 		}
 	}
 	if o.svgOut != "" {
-		return writeFileAtomic(o.svgOut, func(w io.Writer) error { return writeBenchSVG(w, rows) })
+		return atomicfile.Write(o.svgOut, func(w io.Writer) error { return writeBenchSVG(w, rows) })
 	}
 	return nil
 }

@@ -15,6 +15,7 @@ import (
 
 	"github.com/remat-compile/remat/passes/autodiff"
 	"github.com/remat-compile/remat/passes/remat"
+	"github.com/remat-compile/remat/pipeline"
 	"github.com/remat-compile/remat/profiles"
 )
 
@@ -321,7 +322,7 @@ func TestBenchMinBudgetMarkdown(t *testing.T) {
 // TestZooSpecs checks the zoo: model syntax every command accepts: a
 // configuration that builds, and errors that name the bad part.
 func TestZooSpecs(t *testing.T) {
-	g, err := buildZoo("unet:res=32:batch=2:width=0.0625:seed=3")
+	g, err := pipeline.BuildZoo("unet:res=32:batch=2:width=0.0625:seed=3")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -336,7 +337,7 @@ func TestZooSpecs(t *testing.T) {
 		"unet:colour=blue": "one of batch, res",
 		"vgg16:res=33":     "multiple of 32",
 	} {
-		if _, err := buildZoo(spec); err == nil || !strings.Contains(err.Error(), want) {
+		if _, err := pipeline.BuildZoo(spec); err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("zoo:%s: error %v, want one containing %q", spec, err, want)
 		}
 	}

@@ -8,9 +8,9 @@ import (
 	"strings"
 	"text/tabwriter"
 
-	"github.com/remat-compile/remat/passes"
 	"github.com/remat-compile/remat/passes/autodiff"
 	"github.com/remat-compile/remat/passes/remat"
+	"github.com/remat-compile/remat/pipeline"
 	"github.com/remat-compile/remat/profiles"
 )
 
@@ -147,11 +147,12 @@ func searchBatch(fits func(int) (bool, float64, error), limit int) (int, float64
 // costs.
 func buildBatch(ctx context.Context, spec string, prof *profiles.Profile, loss autodiff.Loss) *batchProblem {
 	bp := &batchProblem{}
-	g, err := zooGraph(ctx, spec)
+	m, err := pipeline.Load(ctx, "zoo:"+spec, pipeline.LoadOptions{RequireStatic: true})
 	if err != nil {
 		bp.err = err
 		return bp
 	}
+	g := m.Graph
 	fp, _, _, err := remat.LowerCosted(g, prof, remat.LowerOptions{})
 	if err != nil {
 		bp.err = err
@@ -160,7 +161,7 @@ func buildBatch(ctx context.Context, spec string, prof *profiles.Profile, loss a
 	for _, c := range fp.Seconds {
 		bp.fwdCost += c
 	}
-	if _, err := passes.Run(ctx, g, []*passes.Pass{autodiff.NewPass(autodiff.Options{Loss: loss})}, passes.Options{File: "zoo:" + spec}); err != nil {
+	if err := m.Train(ctx, autodiff.Options{Loss: loss}); err != nil {
 		bp.err = err
 		return bp
 	}

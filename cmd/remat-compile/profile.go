@@ -75,10 +75,11 @@ import (
 	"time"
 
 	onnxexp "github.com/remat-compile/remat/exporters/onnx"
+	"github.com/remat-compile/remat/internal/atomicfile"
 	"github.com/remat-compile/remat/internal/ort"
 	"github.com/remat-compile/remat/ir"
-	"github.com/remat-compile/remat/passes"
 	"github.com/remat-compile/remat/passes/autodiff"
+	"github.com/remat-compile/remat/pipeline"
 	"github.com/remat-compile/remat/profiles"
 )
 
@@ -138,7 +139,7 @@ const minFitSeconds = 50e-9
 const minMeasuredSeconds = 1e-9
 
 type profileOptions struct {
-	load        loadOptions
+	load        loadFlags
 	out         string
 	repeat      int
 	warmup      int
@@ -156,10 +157,10 @@ func profileCmd() *command {
 	return &command{
 		name:  "profile",
 		usage: "-o device.profile.yaml [-repeat N] [-warmup N] [-base NAME|file.yaml] [-name NAME] [-level disabled] [-train [-loss sum]] [-input-shape name=DIMS] [-input-value name=INT] [-seed S] MODEL...",
-		short: "Time every node of models (MODEL = model.onnx, " + zooSpecHelp + " or manifest:FILE.tsv) alone in ONNX Runtime on this machine and write a device profile: per-signature measured seconds and a roofline fitted to them.",
+		short: "Time every node of models (MODEL = model.onnx, " + pipeline.ZooHelp + " or manifest:FILE.tsv) alone in ONNX Runtime on this machine and write a device profile: per-signature measured seconds and a roofline fitted to them.",
 		setup: func(fs *flag.FlagSet) func(context.Context, []string, *Streams) error {
 			o := &profileOptions{}
-			o.load.shapes.register(fs)
+			o.load.register(fs)
 			fs.StringVar(&o.out, "o", "", "output profile `file` (.yaml; required)")
 			fs.IntVar(&o.repeat, "repeat", 25, "timed runs of each node, `N`; the median counts")
 			fs.IntVar(&o.warmup, "warmup", 3, "untimed runs of each node before the timed ones, `N`")
@@ -287,6 +288,7 @@ func (s *modelSpec) addInput(spec string) error {
 type preparedModel struct {
 	spec   modelSpec
 	kind   string // "inference" or "training"
+	model  *pipeline.Model
 	graph  *ir.Graph
 	file   string
 	inputs map[string]ort.Tensor
@@ -296,29 +298,36 @@ type preparedModel struct {
 // train is set), exports it to dir, and draws its inputs. lo carries the
 // command's -input-shape and -dim flags, which apply to model files
 // outside manifests.
-func prepareModel(ctx context.Context, spec modelSpec, lo loadOptions, train *autodiff.Options, seed uint64, values map[string]int64, dir string, errOut io.Writer) (*preparedModel, error) {
+func prepareModel(ctx context.Context, spec modelSpec, lo pipeline.LoadOptions, train *autodiff.Options, seed uint64, values map[string]int64, dir string, errOut io.Writer) (*preparedModel, error) {
 	path := spec.path
 	switch {
 	case spec.zoo != "":
-		path, lo = "zoo:"+spec.zoo, loadOptions{}
+		path, lo = "zoo:"+spec.zoo, pipeline.LoadOptions{}
 	case spec.shapes != nil:
-		lo = loadOptions{}
-		for _, name := range sortedKeys(spec.shapes) {
-			lo.shapes.inputShapes = append(lo.shapes.inputShapes, name+"="+dimsFlag(spec.shapes[name]))
+		lo = pipeline.LoadOptions{InputShapes: map[string][]ir.Dim{}}
+		for name, dims := range spec.shapes {
+			for _, d := range dims {
+				lo.InputShapes[name] = append(lo.InputShapes[name], ir.D(d))
+			}
+			if lo.InputShapes[name] == nil {
+				lo.InputShapes[name] = []ir.Dim{}
+			}
 		}
 	}
-	lo.requireStatic = true
-	g, _, err := loadModel(ctx, path, &lo, errOut)
+	lo.RequireStatic = true
+	m, err := pipeline.Load(ctx, path, lo)
 	if err != nil {
 		return nil, err
 	}
-	pm := &preparedModel{spec: spec, kind: "inference", graph: g}
+	pm := &preparedModel{spec: spec, kind: "inference", model: m}
 	if train != nil {
-		if _, err := passes.Run(ctx, g, []*passes.Pass{autodiff.NewPass(*train)}, passes.Options{File: spec.name}); err != nil {
+		if err := m.Train(ctx, *train); err != nil {
 			return nil, &noTrainingGraphError{spec.name, err}
 		}
 		pm.kind = "training"
 	}
+	g := m.Graph
+	pm.graph = g
 	pm.file = filepath.Join(dir, fmt.Sprintf("%s.%s.onnx", safeName(spec.name), pm.kind))
 	if err := onnxexp.ExportFile(g, pm.file, onnxexp.Options{ValueInfo: true}); err != nil {
 		return nil, fmt.Errorf("%s: %w", spec.name, err)
@@ -352,18 +361,6 @@ func prepareModel(ctx context.Context, spec modelSpec, lo loadOptions, train *au
 	return pm, nil
 }
 
-// staticLoad returns the load options that read pm.file back with the
-// input shapes pm was prepared with (the file may declare dynamic ones).
-func (pm *preparedModel) staticLoad() *loadOptions {
-	lo := &loadOptions{requireStatic: true}
-	for _, v := range pm.graph.Inputs {
-		if dims, ok := v.Type.Dims(); ok && v.Data == nil {
-			lo.shapes.inputShapes = append(lo.shapes.inputShapes, v.Name+"="+dimsFlag(dims))
-		}
-	}
-	return lo
-}
-
 // noTrainingGraphError says that autodiff cannot build a model's
 // training graph (an op without a gradient): profile and validate-cost
 // go on with the other models.
@@ -377,17 +374,6 @@ func (e *noTrainingGraphError) Error() string {
 }
 
 func (e *noTrainingGraphError) Unwrap() error { return e.err }
-
-func dimsFlag(dims []int64) string {
-	if len(dims) == 0 {
-		return "scalar"
-	}
-	parts := make([]string, len(dims))
-	for i, d := range dims {
-		parts[i] = strconv.FormatInt(d, 10)
-	}
-	return strings.Join(parts, "x")
-}
 
 // safeName turns a model name into a file name.
 func safeName(s string) string {
@@ -470,6 +456,10 @@ func runProfile(ctx context.Context, o *profileOptions, args []string, st *Strea
 	if err != nil {
 		return err
 	}
+	lo, err := o.load.options(st, true)
+	if err != nil {
+		return err
+	}
 	for _, s := range specs {
 		if s.path != "" && onnxexp.SamePath(o.out, s.path) {
 			return fmt.Errorf("refusing to overwrite the input model %s: write the profile to another path", s.path)
@@ -492,7 +482,7 @@ func runProfile(ctx context.Context, o *profileOptions, args []string, st *Strea
 	run := &profileRun{}
 	byKey := map[string]*sigEntry{}
 	for _, spec := range specs {
-		pm, err := prepareModel(ctx, spec, o.load, train, o.seed, values, dir, st.Err)
+		pm, err := prepareModel(ctx, spec, lo, train, o.seed, values, dir, st.Err)
 		var nt *noTrainingGraphError
 		if errors.As(err, &nt) {
 			run.noTrain = append(run.noTrain, nt.Error())
@@ -528,7 +518,7 @@ func runProfile(ctx context.Context, o *profileOptions, args []string, st *Strea
 	if err != nil {
 		return fmt.Errorf("profile: internal error: the measured profile does not validate: %w", err)
 	}
-	if err := writeFileAtomic(o.out, func(w io.Writer) error { _, err := w.Write(data); return err }); err != nil {
+	if err := atomicfile.Write(o.out, func(w io.Writer) error { _, err := w.Write(data); return err }); err != nil {
 		return err
 	}
 	return printProfile(st.Out, o, run, prof)

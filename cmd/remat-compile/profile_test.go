@@ -13,6 +13,7 @@ import (
 	"github.com/remat-compile/remat/internal/ort"
 	"github.com/remat-compile/remat/ir"
 	"github.com/remat-compile/remat/passes/shapes"
+	"github.com/remat-compile/remat/pipeline"
 	"github.com/remat-compile/remat/profiles"
 )
 
@@ -326,7 +327,7 @@ func TestProfileCommand(t *testing.T) {
 	if code != exitOK {
 		t.Fatalf("inspect: exit %d: %s", code, stderr)
 	}
-	var rep inspectReport
+	var rep pipeline.Inspection
 	if err := json.Unmarshal([]byte(stdout), &rep); err != nil {
 		t.Fatal(err)
 	}

@@ -38,11 +38,11 @@ import (
 	onnximp "github.com/remat-compile/remat/importers/onnx"
 	"github.com/remat-compile/remat/internal/ort"
 	"github.com/remat-compile/remat/ir"
-	"github.com/remat-compile/remat/passes"
 	"github.com/remat-compile/remat/passes/autodiff"
 	"github.com/remat-compile/remat/passes/remat"
 	"github.com/remat-compile/remat/passes/remat/solvers"
 	"github.com/remat-compile/remat/passes/shapes"
+	"github.com/remat-compile/remat/pipeline"
 	"github.com/remat-compile/remat/profiles"
 )
 
@@ -55,7 +55,7 @@ const (
 )
 
 type validateOptions struct {
-	load        loadOptions
+	load        loadFlags
 	profile     string
 	datasheet   bool
 	budgets     string
@@ -76,10 +76,10 @@ func validateCostCmd() *command {
 	return &command{
 		name:  "validate-cost",
 		usage: "-profile device.profile.yaml [-budgets 90%,80%,70%] [-kinds inference,training] [-solver auto] [-time-limit 10s] [-rounds N] [-level disabled] [-datasheet=false] [-json] MODEL...",
-		short: "Compare the cost model with ONNX Runtime on this machine (MODEL = model.onnx, " + zooSpecHelp + " or manifest:FILE.tsv): predicted vs measured whole-model seconds and predicted vs measured remat overhead per model, graph kind and budget, with the measured profile and with its datasheet section alone.",
+		short: "Compare the cost model with ONNX Runtime on this machine (MODEL = model.onnx, " + pipeline.ZooHelp + " or manifest:FILE.tsv): predicted vs measured whole-model seconds and predicted vs measured remat overhead per model, graph kind and budget, with the measured profile and with its datasheet section alone.",
 		setup: func(fs *flag.FlagSet) func(context.Context, []string, *Streams) error {
 			o := &validateOptions{}
-			o.load.shapes.register(fs)
+			o.load.register(fs)
 			fs.StringVar(&o.profile, "profile", "", "the measured device profile (`file` written by remat-compile profile, or a built-in name); required")
 			fs.BoolVar(&o.datasheet, "datasheet", true, "also predict with the profile's datasheet section alone (no measured entries, no fitted roofline)")
 			fs.StringVar(&o.budgets, "budgets", "90%,80%,70%", "comma-separated `budgets`: percentages of the no-remat peak or bytes with a unit")
@@ -208,6 +208,10 @@ func runValidateCost(ctx context.Context, o *validateOptions, args []string, st 
 	if err != nil {
 		return err
 	}
+	lo, err := o.load.options(st, true)
+	if err != nil {
+		return err
+	}
 	measured, err := profiles.Load(o.profile)
 	if err != nil {
 		return err
@@ -240,7 +244,7 @@ func runValidateCost(ctx context.Context, o *validateOptions, args []string, st 
 			if kind == "training" {
 				train = &autodiff.Options{Loss: loss}
 			}
-			pm, err := prepareModel(ctx, spec, o.load, train, o.seed, values, dir, st.Err)
+			pm, err := prepareModel(ctx, spec, lo, train, o.seed, values, dir, st.Err)
 			var nt *noTrainingGraphError
 			if errors.As(err, &nt) {
 				for _, np := range profs {
@@ -364,25 +368,28 @@ func validateModel(ctx context.Context, o *validateOptions, pm *preparedModel, p
 	return rows, nil
 }
 
-// compileFor runs the remat pass on a fresh copy of pm's graph at one
-// budget and writes the rewrite as compile does (order constraints for
-// ONNX Runtime included); it returns the written file and the pass's
+// compileFor fits a fresh copy of pm's model at one budget and writes
+// the rewrite as compile does (pipeline: the target's refinement and
+// order forcing included); it returns the written file and the pass's
 // result.
 func compileFor(ctx context.Context, pm *preparedModel, prof *profiles.Profile, b remat.Budget, solver remat.Solver, limit time.Duration, dir string, k int) (string, *remat.Result, error) {
-	g, _, err := loadModel(ctx, pm.file, pm.staticLoad(), nil)
+	m, err := pm.model.Rebuild(ctx)
 	if err != nil {
 		return "", nil, err
 	}
-	res := &remat.Result{}
-	pass := remat.NewPass(remat.Options{Solver: solver, Profile: prof, Budget: b, TimeLimit: limit, Result: res})
-	if _, err := passes.Run(ctx, g, []*passes.Pass{pass}, passes.Options{File: pm.spec.name}); err != nil {
+	fit, err := m.Fit(ctx, pipeline.FitOptions{Profile: prof, Budget: b, Solver: solver, TimeLimit: limit})
+	if err != nil {
+		var res *remat.Result
+		if fit != nil {
+			res = fit.Remat
+		}
 		return "", res, err
 	}
 	path := filepath.Join(dir, fmt.Sprintf("%s.%s.remat%d.onnx", safeName(pm.spec.name), pm.kind, k))
-	if _, err := orderAndExport(g, path, pm.file, res, 0); err != nil {
+	if err := m.Export(path, fit, true); err != nil {
 		return "", nil, err
 	}
-	return path, res, nil
+	return path, fit.Remat, nil
 }
 
 // helperCosts is the predicted time of the nodes the exporter added to

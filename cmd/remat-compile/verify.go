@@ -281,7 +281,7 @@ func runVerify(ctx context.Context, o *verifyOptions, origPath, rematPath string
 	if o.runs < 1 {
 		return usagef("-runs %d: want at least 1", o.runs)
 	}
-	shapes, err := parseInputShapes(o.inputShapes)
+	shapes, err := concreteShapes(o.inputShapes)
 	if err != nil {
 		return err
 	}
@@ -378,11 +378,10 @@ func parseLevels(s string) ([]string, error) {
 	return out, nil
 }
 
-// parseInputShapes parses -input-shape name=1x3x224x224 into concrete
+// concreteShapes parses -input-shape name=1x3x224x224 into concrete
 // shapes (verify runs the model, so no dimension may stay symbolic).
-func parseInputShapes(list listFlag) (map[string][]int64, error) {
-	sf := shapeFlags{inputShapes: list}
-	dims, _, err := sf.parse()
+func concreteShapes(list listFlag) (map[string][]int64, error) {
+	dims, err := parseInputShapes(list)
 	if err != nil {
 		return nil, err
 	}
