@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	ortt "github.com/remat-compile/remat/targets/ort"
+	"github.com/remat-compile/remat/verify"
 
 	onnxexp "github.com/remat-compile/remat/exporters/onnx"
 	"github.com/remat-compile/remat/exporters/report"
@@ -241,7 +242,7 @@ func compileAndCheck(t *testing.T, model, out, budget string) *report.Compile {
 // its rewrite with ONNX Runtime, and checks bitwise-identical outputs and
 // the recompute placement. It returns nil when ORT is unavailable under
 // -short.
-func verifyOutput(t *testing.T, orig, remat string) *verifyReport {
+func verifyOutput(t *testing.T, orig, remat string) *verify.Report {
 	t.Helper()
 	if _, err := ort.Version(); err != nil && testing.Short() {
 		t.Logf("verify skipped: ONNX Runtime unavailable: %v", err)
@@ -249,7 +250,7 @@ func verifyOutput(t *testing.T, orig, remat string) *verifyReport {
 	}
 	needORT(t)
 	code, stdout, stderr := run(t, "verify", "-runs", "1", "-json", orig, remat)
-	var vr verifyReport
+	var vr verify.Report
 	if err := json.Unmarshal([]byte(stdout), &vr); err != nil {
 		t.Fatalf("verify -json: exit %d, %v\n%s\n%s", code, err, stdout, stderr)
 	}
@@ -462,7 +463,7 @@ func TestCompileTrain(t *testing.T) {
 // verifyOutputsEqual runs verify and checks only that every output is
 // bitwise identical at every level (not the placement or the peaks); it
 // returns verify's report, nil when skipped.
-func verifyOutputsEqual(t *testing.T, orig, remat string) *verifyReport {
+func verifyOutputsEqual(t *testing.T, orig, remat string) *verify.Report {
 	t.Helper()
 	if _, err := ort.Version(); err != nil && testing.Short() {
 		t.Logf("verify skipped: ONNX Runtime unavailable: %v", err)
@@ -470,7 +471,7 @@ func verifyOutputsEqual(t *testing.T, orig, remat string) *verifyReport {
 	}
 	needORT(t)
 	_, stdout, stderr := run(t, "verify", "-runs", "1", "-json", orig, remat)
-	var vr verifyReport
+	var vr verify.Report
 	if err := json.Unmarshal([]byte(stdout), &vr); err != nil {
 		t.Fatalf("verify -json: %v\n%s\n%s", err, stdout, stderr)
 	}

@@ -81,6 +81,7 @@ import (
 	"github.com/remat-compile/remat/passes/autodiff"
 	"github.com/remat-compile/remat/pipeline"
 	"github.com/remat-compile/remat/profiles"
+	"github.com/remat-compile/remat/verify"
 )
 
 // clockHelp documents -clock of profile and validate-cost.
@@ -354,7 +355,7 @@ func prepareModel(ctx context.Context, spec modelSpec, lo pipeline.LoadOptions, 
 		if !ok {
 			return nil, fmt.Errorf("-input-value %s: %s has no input %q", name, spec.name, name)
 		}
-		if pm.inputs[name], err = filledTensor(t.DType, t.Shape, vals[name]); err != nil {
+		if pm.inputs[name], err = ort.Filled(t.DType, t.Shape, vals[name]); err != nil {
 			return nil, fmt.Errorf("-input-value %s: %w", name, err)
 		}
 	}
@@ -429,8 +430,8 @@ func runProfile(ctx context.Context, o *profileOptions, args []string, st *Strea
 	if o.warmup < 0 {
 		return usagef("-warmup %d: want 0 or more", o.warmup)
 	}
-	if !slices.Contains(levelNames, o.level) {
-		return usagef("-level %q: want one of %s", o.level, strings.Join(levelNames, ", "))
+	if !slices.Contains(verify.LevelNames(), o.level) {
+		return usagef("-level %q: want one of %s", o.level, strings.Join(verify.LevelNames(), ", "))
 	}
 	if o.clock != ort.ClockCPU && o.clock != ort.ClockWall {
 		return usagef("-clock %q: want cpu or wall", o.clock)
@@ -1151,7 +1152,7 @@ func shapeSummary(shapes [][]int64) string {
 			parts = append(parts, "-")
 			continue
 		}
-		parts = append(parts, fmtShape(s))
+		parts = append(parts, verify.FormatShape(s))
 	}
 	return strings.Join(parts, " ")
 }

@@ -44,6 +44,7 @@ import (
 	"github.com/remat-compile/remat/passes/shapes"
 	"github.com/remat-compile/remat/pipeline"
 	"github.com/remat-compile/remat/profiles"
+	"github.com/remat-compile/remat/verify"
 )
 
 // The targets validate-cost reports against: the predicted whole-model
@@ -165,8 +166,8 @@ func runValidateCost(ctx context.Context, o *validateOptions, args []string, st 
 	if o.rounds < 1 || o.warmup < 0 {
 		return usagef("-rounds %d, -warmup %d: want at least 1 and 0", o.rounds, o.warmup)
 	}
-	if !slices.Contains(levelNames, o.level) {
-		return usagef("-level %q: want one of %s", o.level, strings.Join(levelNames, ", "))
+	if !slices.Contains(verify.LevelNames(), o.level) {
+		return usagef("-level %q: want one of %s", o.level, strings.Join(verify.LevelNames(), ", "))
 	}
 	if o.clock != ort.ClockCPU && o.clock != ort.ClockWall {
 		return usagef("-clock %q: want cpu or wall", o.clock)
