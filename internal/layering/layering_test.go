@@ -47,6 +47,7 @@ var rules = []struct {
 	{"targets/tfjs", []string{"ir", "passes/memory", "passes/remat", "targets", "exporters/graphdef"}},
 	{"pipeline", []string{"ir", "ir/irtext", "importers/*", "passes", "passes/*", "passes/remat/*", "targets", "targets/*", "exporters/*", "profiles", "internal/zoo", "internal/atomicfile"}},
 	{"internal/atomicfile", nil},
+	{"bench", []string{"ir", "pipeline", "passes/autodiff", "passes/remat", "passes/remat/*", "profiles"}},
 	{"verify", []string{"ir", "pipeline", "targets", "targets/*", "importers/*", "exporters/*", "internal/onnxpb", "internal/ort", "internal/tfjs", "google.golang.org/protobuf/*"}},
 	{"internal/testmodels", []string{"ir", "importers/onnx", "exporters/onnx"}}, // tests only
 	{"internal/milp", []string{"internal/cbc", "github.com/ebitengine/purego"}},
