@@ -113,7 +113,7 @@ func Run(ctx context.Context, graphs []Graph, o Options) ([]Row, error) {
 		if err != nil {
 			return nil, fmt.Errorf("bench %s: internal error: %w", gr.Name, err)
 		}
-		_, floor := remat.WorkingSetFloor(gr.Problem)
+		floor := gr.Problem.Floor().Bytes
 		edges := 0
 		for _, d := range gr.Problem.Deps {
 			edges += len(d)

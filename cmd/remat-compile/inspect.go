@@ -10,6 +10,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/remat-compile/remat/passes/remat"
 	"github.com/remat-compile/remat/pipeline"
 	"github.com/remat-compile/remat/profiles"
 )
@@ -131,16 +132,10 @@ func printCosts(out io.Writer, c *pipeline.CostReport) error {
 }
 
 // formatBytes prints a byte count exactly and, from 1 KiB on, in binary
-// units too: "1572864 (1.50 MiB)".
+// units too (remat.FormatBytes): "1572864 (1.50 MiB)".
 func formatBytes(n int64) string {
-	units := []string{"KiB", "MiB", "GiB", "TiB"}
 	if n < 1024 {
 		return fmt.Sprintf("%d B", n)
 	}
-	f, u := float64(n)/1024, 0
-	for f >= 1024 && u < len(units)-1 {
-		f /= 1024
-		u++
-	}
-	return fmt.Sprintf("%d (%.2f %s)", n, f, units[u])
+	return fmt.Sprintf("%d (%s)", n, remat.FormatBytes(n))
 }

@@ -296,7 +296,8 @@ func validateModel(ctx context.Context, o *validateOptions, pm *preparedModel, p
 			Model: pm.spec.name, Kind: pm.kind, Profile: np.label, Budget: "-",
 			PredictedSeconds: origPred, PlanSeconds: baseRes.TotalSeconds, Sources: countSources(srcs),
 		})
-		floorNode, floor := remat.WorkingSetFloor(p)
+		fl := p.Floor()
+		floorNode, floor := fl.Node, fl.Bytes
 		for _, b := range budgets {
 			row := costRow{Model: pm.spec.name, Kind: pm.kind, Profile: np.label, Budget: b.String()}
 			if bytes, err := b.Resolve(baseRes.PeakBytes, 0, 0); err == nil && floorNode >= 0 && bytes < floor {

@@ -95,7 +95,7 @@ func solveAt(tb testing.TB, s remat.Solver, p *remat.Problem, budget int64, limi
 func leastPeak(tb testing.TB, p *remat.Problem, limit time.Duration) int64 {
 	tb.Helper()
 	q := *p
-	_, q.BudgetBytes = remat.WorkingSetFloor(p)
+	q.BudgetBytes = p.Floor().Bytes
 	ctx, cancel := context.WithTimeout(context.Background(), limit)
 	defer cancel()
 	_, err := lns.Solver.Solve(ctx, &q, nil)

@@ -239,7 +239,7 @@ func (f *Formulation) scale() {
 			f.capUnits = -1
 		}
 	}
-	f.stepLB = remat.PeakFloor(p)
+	f.stepLB = p.Floor().Bytes
 
 	f.ObjUnit = milp.ObjectiveUnit(p.Seconds)
 }
