@@ -167,13 +167,3 @@ func python(t *testing.T) string {
 	t.Fatal("python3 with the onnx module is missing: apt-get install python3-onnx (scripts/setup.sh does)")
 	return ""
 }
-
-func requireORT(t *testing.T) {
-	t.Helper()
-	if _, err := ort.Version(); err != nil {
-		if testing.Short() {
-			t.Skipf("ONNX Runtime unavailable (%v); skipped in -short mode", err)
-		}
-		t.Fatal(err)
-	}
-}

@@ -10,20 +10,11 @@ import (
 
 	onnxexp "github.com/remat-compile/remat/exporters/onnx"
 	"github.com/remat-compile/remat/internal/ort"
+	"github.com/remat-compile/remat/internal/testmodels"
 	"github.com/remat-compile/remat/passes/remat"
 	"github.com/remat-compile/remat/pipeline"
 	"github.com/remat-compile/remat/profiles"
 )
-
-func needORT(t *testing.T) {
-	t.Helper()
-	if _, err := ort.Version(); err != nil {
-		if testing.Short() {
-			t.Skipf("ONNX Runtime unavailable: %v", err)
-		}
-		t.Fatalf("ONNX Runtime unavailable (use -short to skip the ORT tests): %v", err)
-	}
-}
 
 func TestOptionErrors(t *testing.T) {
 	ctx := context.Background()
@@ -102,7 +93,7 @@ func TestCostRowJSON(t *testing.T) {
 // model under given cache sizes, then validate the cost model with the
 // result.
 func TestProfileAndValidate(t *testing.T) {
-	needORT(t)
+	testmodels.RequireORT(t)
 	g, _ := bigChain(t)
 	path := filepath.Join(t.TempDir(), "chain.onnx")
 	if err := onnxexp.ExportFile(g, path, onnxexp.Options{}); err != nil {
