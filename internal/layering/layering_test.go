@@ -49,7 +49,8 @@ var rules = []struct {
 	{"internal/atomicfile", nil},
 	{"bench", []string{"ir", "pipeline", "passes/autodiff", "passes/remat", "passes/remat/*", "profiles"}},
 	{"verify", []string{"ir", "pipeline", "targets", "targets/*", "importers/*", "exporters/*", "internal/onnxpb", "internal/ort", "internal/tfjs", "google.golang.org/protobuf/*"}},
-	{"internal/testmodels", []string{"ir", "importers/onnx", "exporters/onnx"}}, // tests only
+	{"profiles/measure", []string{"ir", "pipeline", "profiles", "internal/ort", "exporters/onnx", "importers/onnx", "passes/autodiff", "passes/remat", "passes/shapes", "verify"}},
+	{"internal/testmodels", []string{"ir", "importers/onnx", "exporters/onnx", "internal/ort"}}, // tests only
 	{"internal/milp", []string{"internal/cbc", "github.com/ebitengine/purego"}},
 	{"internal/cbc", []string{"github.com/ebitengine/purego"}},
 	{"internal/ort", []string{"github.com/yalue/onnxruntime_go"}},
