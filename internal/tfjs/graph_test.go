@@ -83,7 +83,7 @@ func noOp(name string, control ...string) gnode {
 }
 
 // seededWeight returns a float32 weight filled by SeededInputs.
-func seededWeight(t *testing.T, name string, shape ...int64) weight {
+func seededWeight(t testing.TB, name string, shape ...int64) weight {
 	t.Helper()
 	in, err := SeededInputs([]InputSpec{{Name: name, DType: Float32, Shape: shape}}, 7)
 	if err != nil {
@@ -95,7 +95,7 @@ func seededWeight(t *testing.T, name string, shape ...int64) weight {
 // writeModel writes model.json and weights.bin into dir: a Const node per
 // weight (first, as converters write them), then nodes. It returns the
 // model.json path.
-func writeModel(t *testing.T, dir string, nodes []gnode, weights []weight) string {
+func writeModel(t testing.TB, dir string, nodes []gnode, weights []weight) string {
 	t.Helper()
 	var all []map[string]any
 	var specs []map[string]any

@@ -39,7 +39,7 @@ func f32(shape ...int64) int64 { return 4 * Elements(shape) }
 // a, c1 and c2 live together while c2 runs, 32 768 + 2 × 131 072 =
 // 294 912 B. tail replaces the output node (out) and may add the nodes of a
 // recomputation; early nodes go right after x in the file.
-func handGraph(t *testing.T, dir string, early, tail []gnode) string {
+func handGraph(t testing.TB, dir string, early, tail []gnode) string {
 	t.Helper()
 	nodes := []gnode{placeholder("x", "DT_FLOAT", []int64{1, 16, 16, 8})}
 	nodes = append(nodes, early...)
@@ -132,6 +132,34 @@ func TestRecomputeGate(t *testing.T) {
 		early := res[bi*len(variants)+3]
 		if i, j := indexOf(early.OrderedNodes, "c1"), indexOf(early.OrderedNodes, "conv_a_r"); i < 0 || j > i {
 			t.Errorf("%s ungated-early: conv_a_r does not run before c1: %v", b, early.OrderedNodes)
+		}
+	}
+	// Memory over time in the original, from the sizes: the engine's bytes
+	// above the baseline after each node's op and after the frees that
+	// follow it (a lives until out; c1, c2, c3 until their consumers).
+	A, C := f32(1, 16, 16, 32), f32(1, 16, 16, 128)
+	overTime := []struct {
+		node, kernel  string
+		before, after int64
+	}{
+		{"conv_a", "Conv2D", A, A}, {"a", "Relu", 2 * A, A}, {"c1", "Conv2D", A + C, A + C},
+		{"c2", "Conv2D", A + 2*C, A + C}, {"c3", "Conv2D", 2*A + C, 2 * A}, {"out", "Add", 3 * A, A},
+	}
+	for _, i := range []int{0, len(variants)} {
+		r := res[i]
+		if len(r.Executed) != len(overTime) {
+			t.Fatalf("%s original: executed %v", r.Backend, executedNames(r))
+		}
+		for k, w := range overTime {
+			e := r.Executed[k]
+			base := r.Memory.BaselineBytes
+			if e.Name != w.node || e.BytesBeforeFree-base != w.before || e.BytesAfterFree-base != w.after {
+				t.Errorf("%s original: node %d is %s with %d → %d B above the baseline, want %s with %d → %d",
+					r.Backend, k, e.Name, e.BytesBeforeFree-base, e.BytesAfterFree-base, w.node, w.before, w.after)
+			}
+			if e.Kernels[1]-e.Kernels[0] != 1 || r.Kernels[e.Kernels[0]].Name != w.kernel || r.Kernels[e.Kernels[0]].Node != w.node {
+				t.Errorf("%s original: node %s issued kernels %v, want one %s", r.Backend, e.Name, r.Kernels[e.Kernels[0]:e.Kernels[1]], w.kernel)
+			}
 		}
 	}
 	// The backends differ in the last bits, not in shape.
