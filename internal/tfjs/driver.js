@@ -218,7 +218,10 @@ function hookNodes(model, records) {
   };
   const u1 = wrap('checkTensorForDisposalWithNodeLiveUntilInfo', a => a[0]);
   const u2 = wrap('checkTensorForDisposal', a => a[1]);
-  return () => { u1(); u2(); };
+  let hooked = true;
+  return () => {
+    if (hooked) { u1(); u2(); hooked = false; }
+  };
 }
 
 function asList(r) {
@@ -287,9 +290,14 @@ async function runJob(job) {
       if (job.profile) {
         const mem = tf.memory();
         const baseline = {bytes: mem.numBytes, tensors: mem.numTensors};
-        const p = await tf.profile(async () => {
-          first = await execute(model, feeds, outputs, useAsync);
-        });
+        let p;
+        try {
+          p = await tf.profile(async () => {
+            first = await execute(model, feeds, outputs, useAsync);
+          });
+        } finally {
+          tf.engine().state.profiling = false; // tf.profile leaves it on when the query throws
+        }
         // The profile object is the engine's and is reused: copy it out.
         r.memory = {
           baselineBytes: baseline.bytes, baselineTensors: baseline.tensors,
@@ -303,6 +311,7 @@ async function runJob(job) {
           timeMs: typeof k.kernelTimeMs === 'number' ? k.kernelTimeMs : null,
         }));
         r.nodes = records.slice();
+        unhook();
         r.digests.push(digest(first));
       }
       for (let i = 0; i < job.warmup; i++) {
@@ -314,7 +323,10 @@ async function runJob(job) {
         const outs = await execute(model, feeds, outputs, useAsync);
         for (const t of outs) t.dataSync();
         r.runMs.push(performance.now() - a);
-        if (r.nodes == null) r.nodes = records.slice();
+        if (r.nodes == null) {
+          r.nodes = records.slice();
+          unhook();
+        }
         r.digests.push(digest(outs));
         if (first == null) {
           first = outs;

@@ -73,15 +73,9 @@ func SeededInputs(specs []InputSpec, seed uint64) (map[string]Tensor, error) {
 		if size == 0 {
 			return nil, fmt.Errorf("input %q: dtype %q is not supported (want float32, int32 or bool)", s.Name, s.DType)
 		}
-		n := int64(1)
-		for i, d := range s.Shape {
-			if d < 0 {
-				return nil, fmt.Errorf("input %q: shape %v: dimension %d is negative", s.Name, s.Shape, i)
-			}
-			if d > 0 && n > math.MaxInt32/d {
-				return nil, fmt.Errorf("input %q: shape %v: too many elements", s.Name, s.Shape)
-			}
-			n *= d
+		n, err := checkShape(s.Shape)
+		if err != nil {
+			return nil, fmt.Errorf("input %q: %v", s.Name, err)
 		}
 		data := make([]byte, int(n)*size)
 		rng := splitMix64(nameSeed(seed, s.Name))

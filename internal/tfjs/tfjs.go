@@ -227,20 +227,30 @@ func (t Tensor) Check() error {
 	if size == 0 {
 		return fmt.Errorf("dtype %q is not supported (want float32, int32 or bool)", t.DType)
 	}
-	n := int64(1)
-	for i, d := range t.Shape {
-		if d < 0 {
-			return fmt.Errorf("shape %v: dimension %d is negative", t.Shape, i)
-		}
-		if d > 0 && n > math.MaxInt32/d {
-			return fmt.Errorf("shape %v: too many elements", t.Shape)
-		}
-		n *= d
+	n, err := checkShape(t.Shape)
+	if err != nil {
+		return err
 	}
 	if int64(len(t.Data)) != n*int64(size) {
 		return fmt.Errorf("shape %v of %s needs %d bytes, the data has %d", t.Shape, t.DType, n*int64(size), len(t.Data))
 	}
 	return nil
+}
+
+// checkShape returns the number of elements of a shape, or an error for a
+// negative dimension or more than 2^31-1 elements (tfjs's limit).
+func checkShape(shape []int64) (int64, error) {
+	n := int64(1)
+	for i, d := range shape {
+		if d < 0 {
+			return 0, fmt.Errorf("shape %v: dimension %d is negative", shape, i)
+		}
+		if d > 0 && n > math.MaxInt32/d {
+			return 0, fmt.Errorf("shape %v: too many elements", shape)
+		}
+		n *= d
+	}
+	return n, nil
 }
 
 // Float32s returns the elements of a float32 tensor.

@@ -54,6 +54,14 @@ func handGraph(t testing.TB, dir string, early, tail []gnode) string {
 	return writeModel(t, dir, nodes, weights)
 }
 
+// handBaseline is what the hand-built graph holds before it runs: its
+// weights and x. handPeak is its original's peak above that: a, c1 and c2
+// live together while c2 runs.
+var (
+	handBaseline = f32(3, 3, 8, 32) + f32(1, 1, 32, 128) + f32(1, 1, 128, 128) + f32(1, 1, 128, 32) + f32(1, 16, 16, 8)
+	handPeak     = f32(1, 16, 16, 32) + 2*f32(1, 16, 16, 128) // the note's 294,912 B
+)
+
 // recompute is a's recomputation from x (conv_a_r, a_r), its Conv2D
 // carrying the given control inputs.
 func recompute(control ...string) []gnode {
@@ -92,7 +100,6 @@ func TestRecomputeGate(t *testing.T) {
 		{"ungated-early", handGraph(t, filepath.Join(tmp, "ungated-early"), recompute(),
 			[]gnode{unary("out", "AddV2", "c3", "a_r")}), 0},
 	}
-	wantOriginal := f32(1, 16, 16, 32) + 2*f32(1, 16, 16, 128) // a, c1, c2 while c2 runs: the note's 294,912 B
 	in := xInput(t)
 	var jobs []Options
 	for _, b := range []Backend{WASM, CPU} {
@@ -107,8 +114,9 @@ func TestRecomputeGate(t *testing.T) {
 	}
 	for bi, b := range []Backend{WASM, CPU} {
 		orig := res[bi*len(variants)]
-		if orig.Memory.PeakBytes != wantOriginal {
-			t.Errorf("%s: original's peak above the baseline is %d B, the note measured %d", b, orig.Memory.PeakBytes, wantOriginal)
+		if orig.Memory.PeakBytes != handPeak || orig.Memory.BaselineBytes != handBaseline {
+			t.Errorf("%s: original's peak is %d B above a baseline of %d B; the note measured %d above the weights and x, %d",
+				b, orig.Memory.PeakBytes, orig.Memory.BaselineBytes, handPeak, handBaseline)
 		}
 		for vi, v := range variants {
 			r := res[bi*len(variants)+vi]
@@ -267,6 +275,7 @@ func TestRunErrors(t *testing.T) {
 	if err := os.WriteFile(notJSON, []byte("{not json"), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	unknownOp := handGraph(t, filepath.Join(tmp, "unknownop"), nil, []gnode{unary("out", "FrobnicateV7", "c3", "a")})
 	missingOp := handGraph(t, filepath.Join(tmp, "missingop"), nil, []gnode{unary("out", "AddV2", "c3", "nowhere")})
 	in := xInput(t)
 	int32In := map[string]Tensor{"x": {DType: Int32, Shape: in["x"].Shape, Data: in["x"].Data}}
@@ -282,6 +291,7 @@ func TestRunErrors(t *testing.T) {
 		{"short shard", Options{Model: short, Inputs: in}, []string{"shards hold 1000 bytes", "manifest needs"}},
 		{"shard outside the model's directory", Options{Model: escape, Inputs: in}, []string{"../good/weights.bin", "leaves the model's directory"}},
 		{"not JSON", Options{Model: notJSON, Inputs: in}, []string{"garbage.json", "JSON"}},
+		{"op tfjs does not know", Options{Model: unknownOp, Inputs: in, Profile: true}, []string{"Unknown op 'FrobnicateV7'"}},
 		{"node reads a missing node", Options{Model: missingOp, Inputs: in}, []string{"nowhere"}},
 		{"bad input name", Options{Model: good, Inputs: map[string]Tensor{"y": in["x"]}}, []string{`input "y" is not an input`, "x [1,16,16,8] float32"}},
 		{"no input", Options{Model: good}, []string{"no value given", "x"}},
@@ -300,13 +310,19 @@ func TestRunErrors(t *testing.T) {
 		jobs = append(jobs, c.opts)
 		idx = append(idx, i)
 	}
-	jobs = append(jobs, Options{Dir: dir, Model: good, Inputs: in}) // the good one still runs
+	// A good job after the bad ones still runs, and measures what it would
+	// alone: the failed jobs left no tensor behind and no profiling on.
+	jobs = append(jobs, Options{Dir: dir, Model: good, Inputs: in, Profile: true})
 	res, err := RunAll(context.Background(), jobs)
 	if err == nil {
 		t.Fatal("RunAll of bad jobs gave no error")
 	}
 	if res == nil || res[len(jobs)-1] == nil {
 		t.Fatalf("the good job among bad ones did not run: %v", err)
+	}
+	if m := res[len(jobs)-1].Memory; m.BaselineBytes != handBaseline || m.PeakBytes != handPeak {
+		t.Errorf("the good job after bad ones measured a baseline of %d B and a peak of %d B, want %d and %d",
+			m.BaselineBytes, m.PeakBytes, handBaseline, handPeak)
 	}
 	byIndex := map[int]*JobError{}
 	for _, e := range err.(interface{ Unwrap() []error }).Unwrap() {
