@@ -54,6 +54,7 @@ var rules = []struct {
 	{"internal/milp", []string{"internal/cbc", "github.com/ebitengine/purego"}},
 	{"internal/cbc", []string{"github.com/ebitengine/purego"}},
 	{"internal/ort", []string{"github.com/yalue/onnxruntime_go"}},
+	{"internal/tfjs", nil},
 	{"internal/zoo", []string{"ir"}},
 	{"internal/layering", nil},
 	{"internal/e2e", nil},      // tests only
