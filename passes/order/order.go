@@ -92,8 +92,11 @@ type Options struct {
 	// segments (default 200000; each holds one bit per node of its
 	// segment). Negative: no exact search.
 	MaxStates int
-	// Beam is the beam search's width (default 16).
-	Beam int
+	// Beam is the beam search's width (default 16, narrowing on segments
+	// of more than 512 nodes to 16·512/n, at least 2, so that the work
+	// stays linear in the segment's size).
+	Beam        int
+	beamDefault bool
 	// MaxEvals bounds the simulations of the local search (default 400;
 	// negative: no local search).
 	MaxEvals int
@@ -107,7 +110,7 @@ func (o Options) withDefaults() Options {
 		o.MaxStates = 200000
 	}
 	if o.Beam <= 0 {
-		o.Beam = 16
+		o.Beam, o.beamDefault = 16, true
 	}
 	if o.MaxEvals == 0 {
 		o.MaxEvals = 400
@@ -179,8 +182,15 @@ func Best(ctx context.Context, g *ir.Graph, mem memory.Options, opts Options) (*
 			return nil, err
 		}
 		w := p.window(lo, hi, live)
-		out := w.beam(opts.Beam)
+		width := opts.Beam
+		if n := int(hi - lo); opts.beamDefault && n > 512 {
+			width = max(2, width*512/n)
+		}
+		out := w.beam(width)
 		res.States += out.states
+		if out.peak <= w.floor() {
+			out.exact = true
+		}
 		if budget := opts.MaxStates - res.States; !out.exact && budget > 0 && int(hi-lo) <= opts.MaxExactNodes {
 			ex, ok := w.exact(out.peak, budget)
 			res.States += ex.states

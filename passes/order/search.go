@@ -444,3 +444,29 @@ func (p *problem) components(lo, hi int32) [][]int32 {
 	}
 	return out
 }
+
+// floor is a lower bound on the peak of any order of the window: each
+// node's step holds its workspace, its new outputs (an output that may be
+// written in place excepted) and the buffers of everything it reads.
+func (w *window) floor() int64 {
+	p := w.p
+	var most int64
+	for v := w.lo; v < w.hi; v++ {
+		b := p.ws[v]
+		for k, o := range p.outs[v] {
+			if !p.vview[o] && !(k == 0 && p.inplace[v] >= 0) {
+				b += p.vbytes[o]
+			}
+		}
+		var buf [8]int32
+		seen := buf[:0]
+		for _, x := range p.ins[v] {
+			if c := p.vclass[x]; c >= 0 && !slices.Contains(seen, c) {
+				seen = append(seen, c)
+				b += p.cbytes[c]
+			}
+		}
+		most = max(most, b)
+	}
+	return most
+}
