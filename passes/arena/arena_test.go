@@ -143,9 +143,9 @@ func TestCheckRejects(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, tt := range []struct {
-		name  string
+		name   string
 		break_ func(p *Plan)
-		want  string
+		want   string
 	}{
 		{"overlap", func(p *Plan) { p.Buffers[1].Offset = 64 }, "are live together and overlap"},
 		{"workspace overlap", func(p *Plan) { p.Buffers[2].Offset = 128 }, "workspace of n"},
