@@ -63,9 +63,10 @@
 //     local search moves blocks of nodes across the peak step (a value
 //     allocated at the peak whose producer can run later, or whose last
 //     reader can run earlier, moved with the nodes it drags along), and
-//     keeps a move when the full-options peak falls (or stays and fewer
-//     steps reach it, or the bytes summed over all steps fall), for at
-//     most Options.MaxEvals simulations.
+//     keeps a move when the full-options profile improves (the steps'
+//     bytes sorted from the highest down, compared lexicographically: the
+//     peak first, then the next-highest step, and so on), for at most
+//     Options.MaxEvals simulations.
 //
 // Every choice is deterministic: the same graph and options give the
 // same order. Nodes whose op is random, stateful or unknown (opaque
@@ -266,35 +267,25 @@ func Best(ctx context.Context, g *ir.Graph, mem memory.Options, opts Options) (*
 	return res, nil
 }
 
-// better orders simulation results: the lower peak, then fewer steps at
-// the peak, then fewer bytes summed over the steps.
+// better orders simulation results by their steps' bytes sorted from
+// the highest down, compared lexicographically (leximax): the lower peak
+// first, then the lower next-highest step, and so on. When the peak is
+// held by a step that no order changes (a trunk node), the order still
+// improves the rest of the graph.
 func better(a, b *memory.Result) bool {
 	if a.PeakBytes != b.PeakBytes {
 		return a.PeakBytes < b.PeakBytes
 	}
-	ca, cb := atPeak(a), atPeak(b)
-	if ca != cb {
-		return ca < cb
-	}
-	return sum(a.During) < sum(b.During)
-}
-
-func atPeak(r *memory.Result) int {
-	c := 0
-	for _, d := range r.During {
-		if d == r.PeakBytes {
-			c++
+	x := slices.Clone(a.During)
+	y := slices.Clone(b.During)
+	slices.Sort(x)
+	slices.Sort(y)
+	for i, j := len(x)-1, len(y)-1; i >= 0 && j >= 0; i, j = i-1, j-1 {
+		if x[i] != y[j] {
+			return x[i] < y[j]
 		}
 	}
-	return c
-}
-
-func sum(xs []int64) int64 {
-	var s int64
-	for _, x := range xs {
-		s += x
-	}
-	return s
+	return len(x) < len(y)
 }
 
 // Pass returns the pass that puts each graph's root nodes in the order
