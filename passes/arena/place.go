@@ -1,6 +1,7 @@
 package arena
 
 import (
+	"cmp"
 	"slices"
 )
 
@@ -29,27 +30,17 @@ var orderings = []struct {
 	less func(a, b item) int
 }{
 	{"largest-first", func(a, b item) int {
-		return cmpChain(cmp64(b.size, a.size), (b.last-b.first)-(a.last-a.first), a.first-b.first)
+		return cmpChain(cmp.Compare(b.size, a.size), (b.last-b.first)-(a.last-a.first), a.first-b.first)
 	}},
 	{"longest-lived-first", func(a, b item) int {
-		return cmpChain((b.last-b.first)-(a.last-a.first), cmp64(b.size, a.size), a.first-b.first)
+		return cmpChain((b.last-b.first)-(a.last-a.first), cmp.Compare(b.size, a.size), a.first-b.first)
 	}},
 	{"earliest-first", func(a, b item) int {
-		return cmpChain(a.first-b.first, cmp64(b.size, a.size), b.last-a.last)
+		return cmpChain(a.first-b.first, cmp.Compare(b.size, a.size), b.last-a.last)
 	}},
 	{"largest-area-first", func(a, b item) int {
-		return cmpChain(cmp64(b.size*int64(b.last-b.first+1), a.size*int64(a.last-a.first+1)), cmp64(b.size, a.size), a.first-b.first)
+		return cmpChain(cmp.Compare(b.size*int64(b.last-b.first+1), a.size*int64(a.last-a.first+1)), cmp.Compare(b.size, a.size), a.first-b.first)
 	}},
-}
-
-func cmp64(a, b int64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 func cmpChain(cs ...int) int {
@@ -207,7 +198,7 @@ func place(items []item, order []int) ([]int64, int64) {
 // lowest returns the lowest offset at which size bytes overlap none of the
 // conflicting placed items (their offsets in offs); conf is reordered.
 func lowest(items []item, offs []int64, conf []int, size int64) int64 {
-	slices.SortFunc(conf, func(a, b int) int { return cmp64(offs[a], offs[b]) })
+	slices.SortFunc(conf, func(a, b int) int { return cmp.Compare(offs[a], offs[b]) })
 	var at int64
 	for _, j := range conf {
 		if at+size <= offs[j] {

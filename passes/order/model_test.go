@@ -2,6 +2,7 @@ package order
 
 import (
 	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"github.com/remat-compile/remat/internal/zoo"
@@ -93,6 +94,49 @@ func TestStepMatchesSimulate(t *testing.T) {
 					s.add(v)
 					live = after
 				}
+			}
+		}
+	}
+}
+
+// TestSequencePoints checks the blocked bitset count of ancestors and
+// descendants against a search from every node, on graphs of more than 64
+// nodes (several blocks).
+func TestSequencePoints(t *testing.T) {
+	for seed := uint64(1); seed <= 10; seed++ {
+		for _, g := range []*ir.Graph{randomDAG(t, 20+int(seed)*17, seed), zoo.LargeGraph(150+int(seed), seed)} {
+			p := newProblem(g, memory.Options{}, 0)
+			ends := p.segments()
+			m := len(p.nodes)
+			reach := func(v int, adj [][]int32) int {
+				seen := map[int32]bool{}
+				stack := []int32{int32(v)}
+				for len(stack) > 0 {
+					u := stack[len(stack)-1]
+					stack = stack[:len(stack)-1]
+					for _, w := range adj[u] {
+						if !seen[w] {
+							seen[w] = true
+							stack = append(stack, w)
+						}
+					}
+				}
+				return len(seen)
+			}
+			var want []int32
+			for v := 0; v < m; v++ {
+				if reach(v, p.preds)+reach(v, p.succs) == m-1 {
+					want = append(want, int32(v+1))
+				}
+			}
+			if len(want) == 0 || want[len(want)-1] != int32(m) {
+				want = append(want, int32(m))
+			}
+			if !slices.Equal(ends, want) {
+				t.Fatalf("%s: segment ends %v, want %v", g.Name, ends, want)
+			}
+			if len(ends) < 2 && g.Name[:5] == "large" {
+				t.Errorf("%s: %d segments: the test exercises nothing", g.Name, len(ends))
 			}
 		}
 	}

@@ -1,6 +1,7 @@
 package order
 
 import (
+	"cmp"
 	"container/heap"
 	"math/bits"
 	"math/rand/v2"
@@ -19,34 +20,36 @@ func (p *problem) segments() []int32 {
 	anc := make([]int32, m)  // ancestor counts
 	desc := make([]int32, m) // descendant counts
 	word := make([]uint64, m)
+	// count adds, for each node, the positions of [lo, hi) that reach it
+	// along adj (preds: its ancestors there; succs: its descendants),
+	// visiting the nodes so that adj's ends come first.
+	count := func(adj [][]int32, lo, hi int32, forward bool, out []int32) {
+		clear(word)
+		visit := func(v int32) {
+			var w uint64
+			for _, u := range adj[v] {
+				w |= word[u]
+				if u >= lo && u < hi {
+					w |= 1 << (u - lo)
+				}
+			}
+			word[v] = w
+			out[v] += int32(bits.OnesCount64(w))
+		}
+		if forward {
+			for v := lo; v < m; v++ {
+				visit(v)
+			}
+		} else {
+			for v := hi - 1; v >= 0; v-- {
+				visit(v)
+			}
+		}
+	}
 	for lo := int32(0); lo < m; lo += 64 {
 		hi := min(lo+64, m)
-		// Ancestors among positions [lo, hi): forward over the file order.
-		clear(word)
-		for v := lo; v < m; v++ {
-			var w uint64
-			for _, u := range p.preds[v] {
-				w |= word[u]
-				if u >= lo && u < hi {
-					w |= 1 << (u - lo)
-				}
-			}
-			word[v] = w
-			anc[v] += int32(bits.OnesCount64(w))
-		}
-		// Descendants among [lo, hi): backward.
-		clear(word)
-		for v := hi - 1; v >= 0; v-- {
-			var w uint64
-			for _, u := range p.succs[v] {
-				w |= word[u]
-				if u >= lo && u < hi {
-					w |= 1 << (u - lo)
-				}
-			}
-			word[v] = w
-			desc[v] += int32(bits.OnesCount64(w))
-		}
+		count(p.preds, lo, hi, true, anc)
+		count(p.succs, lo, hi, false, desc)
 	}
 	var ends []int32
 	p.seqPoint = make([]bool, m)
@@ -212,9 +215,9 @@ func (w *window) beam(width int) outcome {
 				x, y := &next[a], &next[b]
 				switch {
 				case x.peak != y.peak:
-					return cmpInt(x.peak, y.peak)
+					return cmp.Compare(x.peak, y.peak)
 				case x.live != y.live:
-					return cmpInt(x.live, y.live)
+					return cmp.Compare(x.live, y.live)
 				}
 				return 0
 			})
@@ -251,16 +254,6 @@ func sameAfterAdd(words, parent []uint64, i int32) bool {
 		}
 	}
 	return true
-}
-
-func cmpInt(a, b int64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 // exactState is one downset of the best-first search.
