@@ -49,9 +49,11 @@
 //     there: each segment is ordered on its own (Kayaaslan et al. 2018 use
 //     the same series decomposition for series-parallel graphs).
 //  2. Each segment is ordered by a beam search over downsets (Options.Beam
-//     states per depth, least peak so far and then least bytes
-//     allocated first; width 1 is the greedy list scheduler), which is
-//     exact when no state had to be cut.
+//     states per depth, fewest bytes allocated and then least peak so far
+//     first; width 1 is the greedy list scheduler), which is exact when no
+//     state had to be cut, and, when it was cut, also by runs along chains
+//     in the manner of Liu's tree algorithm (segmentsFirst); the lower
+//     peak wins.
 //  3. A segment whose beam was cut is searched exactly, best first over
 //     its downsets (least peak so far first), each downset keeping only
 //     its best path, and cut at the beam's peak: either an order strictly
@@ -189,6 +191,11 @@ func Best(ctx context.Context, g *ir.Graph, mem memory.Options, opts Options) (*
 		}
 		out := w.beam(width)
 		res.States += out.states
+		if !out.exact {
+			if r := w.segmentsFirst(); r.peak < out.peak {
+				out = r
+			}
+		}
 		if out.peak <= w.floor() {
 			out.exact = true
 		}
