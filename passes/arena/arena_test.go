@@ -30,12 +30,13 @@ func TestGreedyIsBeatenByTheSearch(t *testing.T) {
 	if lb, _ := livePeak(items, 6); lb != 3*u {
 		t.Fatalf("live peak %d, want %d", lb, 3*u)
 	}
+	conf := conflicts(items)
 	_, greedy := place(items, sortedOrder(items, orderings[0].less))
 	if greedy != 4*u {
 		t.Fatalf("greedy arena %d units, want 4", greedy/u)
 	}
 	// The branch and bound alone (no other orderings first) finds 3.
-	offs, top, done := branchAndBound(items, greedy, 3*u, 1000)
+	offs, top, done := branchAndBound(items, conf, greedy, 3*u, 1000)
 	if !done || top != 3*u || offs == nil {
 		t.Fatalf("branch and bound: top %d units, finished %v", top/u, done)
 	}

@@ -78,8 +78,10 @@ func solve(items []item, opts Options) solution {
 			return offs
 		}
 		for k, o := range orderings {
-			order := sortedOrder(sub, o.less)
-			try(o.name, order)
+			if k > 0 && bestArena == lb {
+				break // nothing is smaller than the live peak
+			}
+			try(o.name, sortedOrder(sub, o.less))
 			if k == 0 {
 				greedy = bestArena
 			}
@@ -103,7 +105,7 @@ func solve(items []item, opts Options) solution {
 		}
 		proved := bestArena == lb
 		if !proved && opts.ExactBuffers > 0 && len(sub) <= opts.ExactBuffers {
-			offs, top, done := branchAndBound(sub, bestArena, lb, opts.MaxNodes)
+			offs, top, done := branchAndBound(sub, conflicts(sub), bestArena, lb, opts.MaxNodes)
 			if offs != nil {
 				best, bestArena, method = offs, top, "branch-and-bound"
 			}
@@ -173,24 +175,48 @@ func sortedOrder(items []item, less func(a, b item) int) []int {
 	return order
 }
 
+// conflicts lists, for each item, the items whose lifetimes meet its own
+// (a sweep by first step).
+func conflicts(items []item) [][]int {
+	out := make([][]int, len(items))
+	byFirst := sortedOrder(items, func(a, b item) int { return a.first - b.first })
+	var active []int
+	for _, k := range byFirst {
+		active = slices.DeleteFunc(active, func(j int) bool { return items[j].last < items[k].first })
+		for _, j := range active {
+			out[k] = append(out[k], j)
+			out[j] = append(out[j], k)
+		}
+		active = append(active, k)
+	}
+	return out
+}
+
 // place puts the items in the given order, each at the lowest offset
-// where it overlaps no placed item whose lifetime meets its own; sizes are
-// aligned, so offsets are too. It returns the offsets by item and the top.
+// where it overlaps no placed item whose lifetime meets its own; sizes
+// are aligned, so offsets are too. It returns the offsets by item and the
+// top. The placed items are kept sorted by offset, so each placement is
+// one scan.
 func place(items []item, order []int) ([]int64, int64) {
 	offs := make([]int64, len(items))
-	placed := make([]int, 0, len(items))
+	byOffset := make([]int, 0, len(items))
 	var top int64
-	var conf []int
 	for _, k := range order {
-		conf = conf[:0]
-		for _, j := range placed {
-			if items[j].meets(items[k]) {
-				conf = append(conf, j)
+		it := items[k]
+		var at int64
+		for _, j := range byOffset {
+			if !items[j].meets(it) {
+				continue
 			}
+			if at+it.size <= offs[j] {
+				break
+			}
+			at = max(at, offs[j]+items[j].size)
 		}
-		offs[k] = lowest(items, offs, conf, items[k].size)
-		placed = append(placed, k)
-		top = max(top, offs[k]+items[k].size)
+		offs[k] = at
+		i, _ := slices.BinarySearchFunc(byOffset, at, func(j int, at int64) int { return cmp.Compare(offs[j], at) })
+		byOffset = slices.Insert(byOffset, i, k)
+		top = max(top, at+it.size)
 	}
 	return offs, top
 }
@@ -214,11 +240,11 @@ func lowest(items []item, offs []int64, conf []int, size int64) int64 {
 // live peak), reaching it ends the search. It returns the best placement
 // found below ub (nil when none), its top, and whether the search
 // finished (then the result, or ub when none, is optimal).
-func branchAndBound(items []item, ub, lb int64, maxNodes int) ([]int64, int64, bool) {
+func branchAndBound(items []item, confs [][]int, ub, lb int64, maxNodes int) ([]int64, int64, bool) {
 	n := len(items)
 	offs := make([]int64, n)
 	used := make([]bool, n)
-	placed := make([]int, 0, n)
+	placed := make([]int, 0, n) // in placement order
 	var best []int64
 	bestTop := ub
 	nodes := 0
@@ -255,12 +281,12 @@ func branchAndBound(items []item, ub, lb int64, maxNodes int) ([]int64, int64, b
 				return
 			}
 			conf = conf[:0]
-			for _, j := range placed {
-				if items[j].meets(items[k]) {
+			for _, j := range confs[k] {
+				if used[j] {
 					conf = append(conf, j)
 				}
 			}
-			at := lowest(items, offs, slices.Clone(conf), items[k].size)
+			at := lowest(items, offs, conf, items[k].size)
 			t := max(top, at+items[k].size)
 			if t >= bestTop {
 				continue
