@@ -92,21 +92,21 @@ func (w *window) set(words []uint64) set { return set{base: w.lo, limit: w.hi, w
 func (w *window) ready(s *set, out []int32) []int32 {
 	out = out[:0]
 	for v := w.lo; v < w.hi; v++ {
-		if s.has(v) {
-			continue
-		}
-		ok := true
-		for _, u := range w.p.preds[v] {
-			if !s.has(u) {
-				ok = false
-				break
-			}
-		}
-		if ok {
+		if !s.has(v) && w.p.depsDone(s, v) {
 			out = append(out, v)
 		}
 	}
 	return out
+}
+
+// depsDone reports whether every dependency of v is in s.
+func (p *problem) depsDone(s *set, v int32) bool {
+	for _, u := range p.preds[v] {
+		if !s.has(u) {
+			return false
+		}
+	}
+	return true
 }
 
 // outcome is an order of one window and its peak under the downset
@@ -190,17 +190,7 @@ func (w *window) beam(width int) outcome {
 					}
 				}
 				for _, u := range p.succs[v] {
-					if u >= w.hi || cs.has(u) || slices.Contains(c.ready, u) {
-						continue
-					}
-					ok := true
-					for _, q := range p.preds[u] {
-						if !cs.has(q) {
-							ok = false
-							break
-						}
-					}
-					if ok {
+					if u < w.hi && !cs.has(u) && !slices.Contains(c.ready, u) && p.depsDone(&cs, u) {
 						c.ready = append(c.ready, u)
 					}
 				}
@@ -513,17 +503,7 @@ func (w *window) segmentsFirst() outcome {
 					break
 				}
 				next := p.succs[cur][0]
-				if next >= w.hi || s.has(next) {
-					break
-				}
-				ok := true
-				for _, q := range p.preds[next] {
-					if !s.has(q) {
-						ok = false
-						break
-					}
-				}
-				if !ok {
+				if next >= w.hi || s.has(next) || !p.depsDone(&s, next) {
 					break
 				}
 				cur = next
