@@ -256,7 +256,7 @@ func TestSearchIsExact(t *testing.T) {
 			items = append(items, item{int64(1+rng.IntN(4)) * u, f, f + rng.IntN(3)})
 		}
 		opt := bestByOffsets(items, u)
-		for _, opts := range []Options{{Rounds: -1, ExactBuffers: -1}, {ExactBuffers: -1}, {Rounds: -1}, {}} {
+		for k, opts := range []Options{{Rounds: -1, ExactBuffers: -1}, {ExactBuffers: -1}, {Rounds: -1}, {}} {
 			sol := solve(items, opts.withDefaults())
 			p := &Plan{Align: u, ArenaBytes: sol.arena, Steps: 9}
 			for i, it := range items {
@@ -268,10 +268,10 @@ func TestSearchIsExact(t *testing.T) {
 			if sol.arena < opt || sol.arena > sol.greedy || (sol.optimal && sol.arena != opt) {
 				t.Fatalf("%+v %v: arena %d greedy %d optimal %v, least %d", opts, items, sol.arena, sol.greedy, sol.optimal, opt)
 			}
-			if opts.ExactBuffers == 0 {
-				if !sol.optimal {
-					t.Fatalf("%v: the branch and bound did not finish on %d buffers", items, n)
-				}
+			if opts.ExactBuffers == 0 && !sol.optimal {
+				t.Fatalf("%v: the branch and bound did not finish on %d buffers", items, n)
+			}
+			if k == 3 {
 				proved++
 				if sol.greedy > opt {
 					beaten++
@@ -279,5 +279,5 @@ func TestSearchIsExact(t *testing.T) {
 			}
 		}
 	}
-	t.Logf("%d instances proved optimal; the greedy placement was above the optimum on %d", proved, beaten)
+	t.Logf("%d instances, all proved optimal; the greedy placement was above the optimum on %d", proved, beaten)
 }
