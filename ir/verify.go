@@ -178,11 +178,11 @@ func (vr *verifier) node(g *Graph, n *Node) {
 	if info := n.Info(); info != nil {
 		in := len(n.Inputs)
 		if in < info.MinIn || (info.MaxIn != Variadic && in > info.MaxIn) {
-			vr.nodeErr(n, "has %d inputs; %s takes %s", in, n.Op, arity(info.MinIn, info.MaxIn))
+			vr.nodeErr(n, "has %d inputs; %s takes %s", in, n.Op, info.InputArity())
 		}
 		out := len(n.Outputs)
 		if out < info.MinOut || (info.MaxOut != Variadic && out > info.MaxOut) {
-			vr.nodeErr(n, "has %d outputs; %s produces %s", out, n.Op, arity(info.MinOut, info.MaxOut))
+			vr.nodeErr(n, "has %d outputs; %s produces %s", out, n.Op, info.OutputArity())
 		}
 	}
 	for _, sg := range n.Subgraphs() {
@@ -213,16 +213,6 @@ func (vr *verifier) implicitChain(g *Graph) []*Value {
 		vs = append(vs, g.Owner.Implicit...)
 	}
 	return vs
-}
-
-func arity(lo, hi int) string {
-	switch {
-	case hi == Variadic:
-		return fmt.Sprintf("at least %d", lo)
-	case lo == hi:
-		return fmt.Sprintf("exactly %d", lo)
-	}
-	return fmt.Sprintf("%d to %d", lo, hi)
 }
 
 // checkUses compares every value's Uses with the uses found by the walk.

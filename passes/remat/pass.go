@@ -394,8 +394,8 @@ func run(st *passes.State, g *ir.Graph, opts Options) (bool, error) {
 	}
 	res.BeforePeakBytes = baseRes.PeakBytes
 	res.BaseSeconds = baseRes.TotalSeconds
-	if i, b := WorkingSetFloor(p); i >= 0 {
-		res.FloorBytes, res.FloorNode = b, p.Name(i)
+	if fl := p.Floor(); fl.Node >= 0 {
+		res.FloorBytes, res.FloorNode = fl.Bytes, p.Name(fl.Node)
 	}
 	budget, err := opts.Budget.Resolve(baseRes.PeakBytes, opts.Profile.MemoryBytes(), UncountedResident(g, opts.Memory))
 	if err != nil {
@@ -543,28 +543,28 @@ func bestAttempt(attempts []Attempt, need int64, proven bool) string {
 	return attempts[0].Solver
 }
 
-// WorkingSetFloor returns the node with the largest working set and its
-// bytes: every part it outputs and every part it reads, plus ConstBytes.
-// Whatever the plan, the step that computes the node holds at least that
-// much, so no plan peaks lower. −1 for a problem without nodes.
-func WorkingSetFloor(p *Problem) (node int, bytes int64) {
-	node = -1
+// Floor is the working-set floor of a problem: the largest working set
+// of one node, every part it outputs and every part it reads, plus
+// ConstBytes. Whatever the plan, the step that computes the node holds at
+// least that much, so no plan peaks lower (eq. (3) at that step).
+type Floor struct {
+	// Bytes is the floor (ConstBytes for a problem without nodes).
+	Bytes int64
+	// Node is the node whose working set it is; −1 without nodes.
+	Node int
+}
+
+// Floor returns p's working-set floor.
+func (p *Problem) Floor() Floor {
+	f := Floor{Bytes: p.ConstBytes, Node: -1}
 	for i := range p.N() {
 		b := p.ConstBytes + p.Bytes[i]
 		p.ReadParts(i, func(r Part) { b += p.PartBytes(int(r.Node), int(r.Index)) })
-		if node < 0 || b > bytes {
-			node, bytes = i, b
+		if f.Node < 0 || b > f.Bytes {
+			f.Node, f.Bytes = i, b
 		}
 	}
-	return node, bytes
-}
-
-// PeakFloor is WorkingSetFloor's bytes (ConstBytes for a problem without
-// nodes): a lower bound on the peak of every plan, eq. (3) at the step of
-// the largest working set.
-func PeakFloor(p *Problem) int64 {
-	_, b := WorkingSetFloor(p)
-	return max(b, p.ConstBytes)
+	return f
 }
 
 // NoRematPlan is checkpoint-all: every node computed once in its own

@@ -3,7 +3,6 @@ package moccasin_test
 import (
 	"context"
 	"fmt"
-	"math"
 	"os"
 	"strings"
 	"testing"
@@ -40,39 +39,26 @@ type outcome struct {
 // total duration increase over the no-remat cost, the peak, the time to
 // the best plan and the gap.
 func runOne(s remat.Solver, p *remat.Problem, limit time.Duration) outcome {
-	ctx, cancel := context.WithTimeout(context.Background(), limit)
-	defer cancel()
-	best, bestAt, lastNote := math.Inf(1), 0.0, ""
-	start := time.Now()
-	pl, err := s.Solve(ctx, p, func(pr remat.Progress) {
-		if pr.Incumbent < best {
-			best, bestAt = pr.Incumbent, pr.Elapsed
-		}
-		lastNote = pr.Note
-	})
-	o := outcome{total: time.Since(start).Seconds(), note: lastNote}
+	t := remat.SolveTimed(context.Background(), s, p, limit)
+	o := outcome{total: t.Total, note: t.LastNote}
 	drainCBC()
-	if err != nil {
-		o.status = err.Error()
+	switch {
+	case t.Err != nil:
+		o.status = t.Err.Error()
 		return o
-	}
-	res, err := remat.Check(p, pl)
-	if err != nil {
-		o.status = "fails Check: " + err.Error()
+	case t.CheckErr != nil:
+		o.status = "fails Check: " + t.CheckErr.Error()
 		return o
 	}
 	o.status = "feasible"
-	if pl.Optimal {
+	if t.Plan.Optimal {
 		o.status = "optimal"
 	}
 	lb := p.LowerBoundSeconds()
-	o.overhead = 100 * (res.TotalSeconds/lb - 1)
-	o.peak = res.PeakBytes
-	o.gap = 100 * pl.Gap
-	o.toBest = o.total
-	if best <= res.TotalSeconds*(1+1e-9) {
-		o.toBest = bestAt
-	}
+	o.overhead = 100 * (t.Check.TotalSeconds/lb - 1)
+	o.peak = t.Check.PeakBytes
+	o.gap = 100 * t.Plan.Gap
+	o.toBest = t.ToBest
 	return o
 }
 
