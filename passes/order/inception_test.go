@@ -10,6 +10,7 @@ import (
 	"github.com/remat-compile/remat/ir"
 	"github.com/remat-compile/remat/passes/memory"
 	"github.com/remat-compile/remat/passes/shapes"
+	ortt "github.com/remat-compile/remat/targets/ort"
 )
 
 // inception builds modules inception-style modules on float32
@@ -70,10 +71,10 @@ func inception(t testing.TB, modules, c, side int) *ir.Graph {
 }
 
 // ortPeak is the peak under mem of the order ONNX Runtime runs g in
-// (exporters/onnx ORTRun, with what its helper nodes hold).
+// (targets/ort Schedule, with what the exporter's helper nodes hold).
 func ortPeak(t testing.TB, g *ir.Graph, mem memory.Options) int64 {
 	t.Helper()
-	run, err := onnxexp.ORTRun(g, onnxexp.Options{})
+	run, err := ortt.Schedule(g, onnxexp.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -123,7 +124,7 @@ func TestGoogLeNet(t *testing.T) {
 	if err := shapes.Infer(g, shapes.Options{RequireStatic: true}); err != nil {
 		t.Fatal(err)
 	}
-	run, err := onnxexp.ORTRun(g, onnxexp.Options{})
+	run, err := ortt.Schedule(g, onnxexp.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
