@@ -64,14 +64,14 @@ func compileCmd() *command {
 			fs.StringVar(&o.emitMILP, "emit-milp", "", "write the Checkmate MILP of the problem at the budget to `file` (.lp or .mps), for Gurobi, HiGHS or SCIP")
 			fs.StringVar(&o.keep, "keep", "", "comma-separated `nodes` whose outputs the plan must never recompute (kept from their first computation to their last use)")
 			fs.IntVar(&o.ortRefine, "ort-refine", pipeline.DefaultRefineSolves, "when ONNX Runtime's allocator would keep less than 80% of the plan's predicted saving, re-solve up to `N` times, each time keeping the recomputed values that ORT's planner would hold at its peak anyway (0: off)")
-			return func(ctx context.Context, args []string, io *Streams) error {
+			return func(ctx context.Context, args []string, st *Streams) error {
 				if len(args) != 1 {
 					return usagef("compile takes one model file, got %d arguments", len(args))
 				}
 				if o.out == "" {
 					return usagef("compile needs -o out.onnx")
 				}
-				return runCompile(ctx, o, args[0], io)
+				return runCompile(ctx, o, args[0], st)
 			}
 		},
 	}
@@ -305,8 +305,8 @@ type progressLine struct {
 	drawn bool
 }
 
-func newProgressLine(io *Streams) *progressLine {
-	return &progressLine{w: io.Err, on: io.ErrTTY}
+func newProgressLine(st *Streams) *progressLine {
+	return &progressLine{w: st.Err, on: st.ErrTTY}
 }
 
 // report is the pass's Progress callback (nil-safe to pass when off).
