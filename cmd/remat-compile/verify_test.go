@@ -9,7 +9,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/remat-compile/remat/internal/ort"
 	"github.com/remat-compile/remat/internal/testmodels"
 	"github.com/remat-compile/remat/verify"
 )
@@ -65,18 +64,6 @@ func TestVerifyFixtures(t *testing.T) {
 	}
 }
 
-// needORT skips the test under -short when ONNX Runtime cannot be loaded
-// and fails it otherwise, with the setup instructions.
-func needORT(t *testing.T) {
-	t.Helper()
-	if _, err := ort.Version(); err != nil {
-		if testing.Short() {
-			t.Skipf("ONNX Runtime unavailable: %v", err)
-		}
-		t.Fatalf("ONNX Runtime unavailable (use -short to skip the ORT tests): %v", err)
-	}
-}
-
 func TestVerifyUsage(t *testing.T) {
 	dir := t.TempDir()
 	m := filepath.Join(dir, "m.onnx")
@@ -107,7 +94,7 @@ func TestVerifyUsage(t *testing.T) {
 }
 
 func TestVerifyGoodPair(t *testing.T) {
-	needORT(t)
+	testmodels.RequireORT(t)
 	dir := t.TempDir()
 	orig := buildU(t, dir, "u", testmodels.UVariant{})
 	rm := buildU(t, dir, "u_remat", testmodels.UVariant{Remat: true, Dep: true, Meta: true})
@@ -177,7 +164,7 @@ func TestVerifyGoodPair(t *testing.T) {
 }
 
 func TestVerifyHoistedOrMerged(t *testing.T) {
-	needORT(t)
+	testmodels.RequireORT(t)
 	dir := t.TempDir()
 	orig := buildU(t, dir, "u", testmodels.UVariant{})
 	rm := buildU(t, dir, "u_remat_nodep", testmodels.UVariant{Remat: true, Meta: true})
@@ -213,7 +200,7 @@ func TestVerifyHoistedOrMerged(t *testing.T) {
 }
 
 func TestVerifyOutputsDiffer(t *testing.T) {
-	needORT(t)
+	testmodels.RequireORT(t)
 	dir := t.TempDir()
 	orig := buildU(t, dir, "u", testmodels.UVariant{})
 	rm := buildU(t, dir, "u_bad", testmodels.UVariant{Remat: true, Dep: true, Meta: true, Perturb: true})
@@ -245,7 +232,7 @@ func TestVerifyOutputsDiffer(t *testing.T) {
 }
 
 func TestVerifyWithoutMetadata(t *testing.T) {
-	needORT(t)
+	testmodels.RequireORT(t)
 	dir := t.TempDir()
 	orig := buildU(t, dir, "u", testmodels.UVariant{})
 	rm := buildU(t, dir, "u_remat", testmodels.UVariant{Remat: true, Dep: true})
@@ -268,7 +255,7 @@ func TestVerifyWithoutMetadata(t *testing.T) {
 }
 
 func TestVerifyBadInputs(t *testing.T) {
-	needORT(t)
+	testmodels.RequireORT(t)
 	dir := t.TempDir()
 	orig := buildU(t, dir, "u", testmodels.UVariant{})
 	good := buildU(t, dir, "u_remat", testmodels.UVariant{Remat: true, Dep: true, Meta: true})
