@@ -59,7 +59,7 @@ const defaultCommand = "compile"
 // slash), or an existing file. A bare word such as "frobnicate" is a
 // mistyped command.
 func isModelArg(arg string) bool {
-	if strings.HasPrefix(arg, "-") || strings.ContainsAny(arg, `./\`) {
+	if strings.HasPrefix(arg, "-") || strings.HasPrefix(arg, "zoo:") || strings.ContainsAny(arg, `./\`) {
 		return true
 	}
 	_, err := os.Stat(arg)
