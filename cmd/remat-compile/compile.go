@@ -59,7 +59,7 @@ func compileCmd() *command {
 			o.load.register(fs)
 			o.training.register(fs, "rematerialize the training graph (forward, loss and backward, built in standard ONNX ops) instead of the inference graph; with -solver checkpoint-all, write the plain training graph")
 			fs.StringVar(&o.out, "o", "", "output `file` (required; never the input)")
-			fs.StringVar(&o.budget, "budget", "", "memory `budget` for activations: bytes with a unit (512MiB, 1.5GB, 1000000) or a percentage of the peak without rematerialization (70%); default: the profile's memory capacity less the model's inputs and parameters")
+			fs.StringVar(&o.budget, "budget", "", "memory `budget` for activations: bytes with a unit (512MiB, 1.5GB, 1000000) or a percentage of the peak without rematerialization (70%); device (the default): the profile's memory capacity less the model's inputs and parameters")
 			fs.StringVar(&o.solver, "solver", solvers.Default, "`solver` (see `remat-compile solvers`)")
 			fs.StringVar(&o.profile, "profile", pipeline.DefaultProfile, "device profile: a built-in `name` ("+strings.Join(profiles.Builtins(), ", ")+") or a .yaml file; gives each node's cost and the default budget")
 			fs.StringVar(&o.target, "target", "ort", "the `runtime` to fit for: "+targetNames()+"; its allocator's model predicts the peaks and its order is forced on the written model")

@@ -89,15 +89,16 @@ var byteUnits = []struct {
 
 // ParseBudget parses a budget as users write it: a byte count with an
 // optional unit ("1000000", "512MiB", "1.5GB", "64 KiB") or a percentage of
-// the no-remat peak ("70%", "72.5%"). "" is the zero Budget: the profile's
-// capacity.
+// the no-remat peak ("70%", "72.5%"). "" and "device" are the zero
+// Budget: the device profile's memory capacity (less the model's inputs
+// and parameters).
 func ParseBudget(s string) (Budget, error) {
 	t := strings.TrimSpace(s)
-	if t == "" {
+	if t == "" || strings.EqualFold(t, "device") {
 		return Budget{}, nil
 	}
 	bad := func(why string) (Budget, error) {
-		return Budget{}, fmt.Errorf("budget %q: %s (want bytes such as 512MiB, 1.5GB or 1000000, or a percentage of the no-remat peak such as 70%%)", s, why)
+		return Budget{}, fmt.Errorf("budget %q: %s (want bytes such as 512MiB, 1.5GB or 1000000, a percentage of the no-remat peak such as 70%%, or device)", s, why)
 	}
 	if num, ok := strings.CutSuffix(t, "%"); ok {
 		f, err := strconv.ParseFloat(strings.TrimSpace(num), 64)
