@@ -12,6 +12,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/remat-compile/remat/internal/protogen"
 	"google.golang.org/protobuf/encoding/prototext"
 	"google.golang.org/protobuf/encoding/protowire"
 	"google.golang.org/protobuf/proto"
@@ -23,52 +24,7 @@ import (
 // directory with gen.sh (the script `go generate` runs) and compares it
 // byte for byte with the committed file.
 func TestGeneratedCodeIsUpToDate(t *testing.T) {
-	if testing.Short() {
-		t.Skip("regenerating onnx.pb.go builds protoc-gen-go; skipped in -short mode")
-	}
-	if _, err := exec.LookPath("protoc"); err != nil {
-		t.Fatalf("protoc not found on PATH (%v): install the Debian package protobuf-compiler "+
-			"(apt-get install protobuf-compiler); it is needed to check that onnx.pb.go matches onnx.proto", err)
-	}
-	if _, err := exec.LookPath("sh"); err != nil {
-		t.Fatalf("sh not found on PATH: %v", err)
-	}
-	out := t.TempDir()
-	cmd := exec.Command("sh", "gen.sh", out)
-	var stderr bytes.Buffer
-	cmd.Stdout = &stderr
-	cmd.Stderr = &stderr
-	if err := cmd.Run(); err != nil {
-		t.Fatalf("sh gen.sh %s: %v\n%s", out, err, stderr.String())
-	}
-	fresh, err := os.ReadFile(filepath.Join(out, "onnx.pb.go"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	committed, err := os.ReadFile("onnx.pb.go")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if bytes.Equal(fresh, committed) {
-		return
-	}
-	freshLines := strings.Split(string(fresh), "\n")
-	committedLines := strings.Split(string(committed), "\n")
-	first := 0
-	for first < len(freshLines) && first < len(committedLines) && freshLines[first] == committedLines[first] {
-		first++
-	}
-	line := func(ls []string, i int) string {
-		if i < len(ls) {
-			return ls[i]
-		}
-		return "<end of file>"
-	}
-	t.Fatalf("internal/onnxpb/onnx.pb.go is out of date with onnx.proto: run `go generate ./internal/onnxpb` "+
-		"and commit the result.\nfirst difference at line %d:\n  committed:   %q\n  regenerated: %q\n"+
-		"(if only the `protoc` version line differs, the local protoc is not the one the file was made with; "+
-		"use Debian's protobuf-compiler)",
-		first+1, line(committedLines, first), line(freshLines, first))
+	protogen.CheckUpToDate(t, "internal/onnxpb", "onnx.proto", "onnx.pb.go")
 }
 
 // --- hand encoding with protowire, independent of the generated code ---
