@@ -8,9 +8,10 @@
 #     its install scripts, into $REMAT_CACHE/ort;
 #   - the Go modules of go.mod;
 #   - the real third-party models of ../shared/models (when that folder is
-#     present), into $REMAT_CACHE/models.
-# It prints the environment the tests read (REMAT_ORT_LIB, REMAT_MODELS) as
-# shell assignments on stdout; logs go to stderr.
+#     present), into $REMAT_CACHE/models: ONNX models (fetch.sh) and
+#     TensorFlow.js graph models (fetch-tf.sh).
+# It prints the environment the tests read (REMAT_ORT_LIB, REMAT_MODELS,
+# REMAT_TF_MODELS) as shell assignments on stdout; logs go to stderr.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 CACHE="${REMAT_CACHE:-$HOME/.cache/remat-compile}"
@@ -49,5 +50,15 @@ else
   log "../shared/models/fetch.sh not found: tests on third-party models will fail"
 fi
 
+TF_MODELS=""
+if [ -x ../shared/models/fetch-tf.sh ]; then
+  log "fetching the real TensorFlow.js models of ../shared/models"
+  ../shared/models/fetch-tf.sh "$CACHE/models" >/dev/null
+  TF_MODELS="$CACHE/models/MANIFEST-tf.tsv"
+else
+  log "../shared/models/fetch-tf.sh not found: tests on third-party TensorFlow models will fail"
+fi
+
 echo "export REMAT_ORT_LIB='$ORT_LIB'"
 echo "export REMAT_MODELS='$MODELS'"
+echo "export REMAT_TF_MODELS='$TF_MODELS'"

@@ -2,11 +2,11 @@
 # test.sh — the whole test suite, as CI runs it: installs what the tests
 # need (scripts/setup.sh), then vets and tests every package, including the
 # ONNX Runtime and python3-onnx checks and a bounded fuzz run of the
-# importer. Pass -short to skip the slow tests.
+# importers and the IR text form. Pass -short to skip the slow tests.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 eval "$(scripts/setup.sh)"
-export REMAT_ORT_LIB REMAT_MODELS
+export REMAT_ORT_LIB REMAT_MODELS REMAT_TF_MODELS
 
 echo "== gofmt"
 unformatted=$(gofmt -l .)
@@ -25,4 +25,6 @@ if [[ " $* " != *" -short "* ]]; then
   echo "== fuzz (bounded)"
   go test -run '^$' -fuzz '^FuzzImport$' -fuzztime 45s ./importers/onnx
   go test -run '^$' -fuzz '^FuzzParse$' -fuzztime 20s ./ir/irtext
+  go test -run '^$' -fuzz '^FuzzImportGraphDef$' -fuzztime 20s ./importers/graphdef
+  go test -run '^$' -fuzz '^FuzzImportModelJSON$' -fuzztime 20s ./importers/graphdef
 fi
