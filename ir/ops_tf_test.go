@@ -97,3 +97,18 @@ func TestTFDTypes(t *testing.T) {
 		t.Errorf("TFDTypeName(f4e2m1) = %q, TensorFlow has no such type", TFDTypeName(Float4E2M1))
 	}
 }
+
+func TestNumElementsAndArity(t *testing.T) {
+	for _, tt := range []struct {
+		dims []int64
+		n    int64
+		ok   bool
+	}{{nil, 1, true}, {[]int64{2, 3}, 6, true}, {[]int64{0, -1}, 0, true}, {[]int64{2, -1}, 0, false}, {[]int64{1 << 40, 1 << 40}, 0, false}} {
+		if n, ok := NumElements(tt.dims); n != tt.n || ok != tt.ok {
+			t.Errorf("NumElements(%v) = %d, %v; want %d, %v", tt.dims, n, ok, tt.n, tt.ok)
+		}
+	}
+	if Arity(2, 2) != "exactly 2" || Arity(1, 3) != "1 to 3" || Arity(1, Variadic) != "at least 1" {
+		t.Errorf("Arity: %q %q %q", Arity(2, 2), Arity(1, 3), Arity(1, Variadic))
+	}
+}

@@ -356,7 +356,7 @@ func (im *importer) build(gd *tfpb.GraphDef, info *ModelInfo, weights map[string
 		}
 		info := ir.LookupOp(ir.TFDomain, nd.GetOp())
 		if info != nil && (dataIn < info.MinIn || info.MaxIn != ir.Variadic && dataIn > info.MaxIn) {
-			im.errorf(pos, "has %d data inputs; %s takes %s", dataIn, nd.GetOp(), arity(info.MinIn, info.MaxIn))
+			im.errorf(pos, "has %d data inputs; %s takes %s", dataIn, nd.GetOp(), ir.Arity(info.MinIn, info.MaxIn))
 			continue
 		}
 		highest, read := maxRead[nd.GetName()]
@@ -500,16 +500,6 @@ func (im *importer) control(e, src *entity, pos ir.Pos) {
 	}
 }
 
-func arity(lo, hi int) string {
-	switch {
-	case hi == ir.Variadic:
-		return fmt.Sprintf("at least %d", lo)
-	case lo == hi:
-		return fmt.Sprintf("exactly %d", lo)
-	}
-	return fmt.Sprintf("%d to %d", lo, hi)
-}
-
 // outputCount is the number of outputs of nd: fixed by the op table, set by
 // an attribute for ops with a variable number, or, for ops the table does
 // not know, the length of _output_shapes, else one more than the highest
@@ -558,7 +548,7 @@ func outputCount(nd *tfpb.NodeDef, info *ir.OpInfo, highest int) (int, error) {
 			return 0, fmt.Errorf("%s has a variable number of outputs and no %s to say how many", nd.GetOp(), strings.TrimPrefix(from, "attribute "))
 		}
 		if n < int64(info.MinOut) || info.MaxOut != ir.Variadic && n > int64(info.MaxOut) || n > maxOutputs {
-			return 0, fmt.Errorf("%s = %d outputs; %s produces %s (at most %d)", from, n, nd.GetOp(), arity(info.MinOut, info.MaxOut), maxOutputs)
+			return 0, fmt.Errorf("%s = %d outputs; %s produces %s (at most %d)", from, n, nd.GetOp(), ir.Arity(info.MinOut, info.MaxOut), maxOutputs)
 		}
 	default:
 		if v, ok := nd.GetAttr()["_output_shapes"].GetValue().(*tfpb.AttrValue_List); ok && len(v.List.GetShape()) > 0 {

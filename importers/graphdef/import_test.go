@@ -14,18 +14,14 @@ import (
 	"testing"
 
 	"github.com/remat-compile/remat/importers/graphdef"
+	"github.com/remat-compile/remat/internal/pbtest"
 	"github.com/remat-compile/remat/internal/tfpb"
 	"github.com/remat-compile/remat/ir"
 	"github.com/remat-compile/remat/ir/irtest"
 	"github.com/remat-compile/remat/ir/irtext"
-	"google.golang.org/protobuf/encoding/protowire"
 )
 
 var update = flag.Bool("update", false, "rewrite testdata/tiny.ir with the imported form")
-
-func lenField(num protowire.Number, body []byte) []byte {
-	return protowire.AppendBytes(protowire.AppendTag(nil, num, protowire.BytesType), body)
-}
 
 // TestHostileInputs feeds malformed and hostile files to Import: each must
 // fail with an ir.ErrorList whose text names the problem, never a panic or
@@ -55,10 +51,9 @@ func TestHostileInputs(t *testing.T) {
 	// A Const of dtype 57, which TensorFlow does not define.
 	badDType := constOf("c", &tfpb.TensorProto{Dtype: 57, TensorShape: shapeProto(1), IntVal: []int32{1}})
 	// NodeDef.name (field 1, a string) written as a varint.
-	wrongWire := lenField(1, append(protowire.AppendTag(nil, 1, protowire.VarintType), 5))
+	wrongWire := pbtest.Msg(pbtest.Sub(1, pbtest.Int(1, 5)))
 	// AttrValue.f as a varint, inside the attr map of a node.
-	badAttr := append(protowire.AppendTag(nil, 4, protowire.VarintType), 7)
-	wrongWireInMap := lenField(1, append(lenField(1, []byte("n")), lenField(5, append(lenField(1, []byte("epsilon")), lenField(2, badAttr)...))...))
+	wrongWireInMap := pbtest.Msg(pbtest.Sub(1, pbtest.Str(1, "n"), pbtest.Sub(5, pbtest.Str(1, "epsilon"), pbtest.Sub(2, pbtest.Int(4, 7)))))
 
 	shortJSON, shortShards := oneWeight(f32w("c", 4), f32Bytes(1, 2, 3), x, stripped("c", tfpb.DataType_DT_FLOAT, 4))
 	quantJSON, quantShards := oneWeight(weight{Name: "c", Shape: []int64{2}, DType: "float32", Quantization: map[string]any{"dtype": "int4"}}, []byte{1, 2}, stripped("c", tfpb.DataType_DT_FLOAT, 2))

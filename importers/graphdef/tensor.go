@@ -36,23 +36,6 @@ func checkDType(d tfpb.DataType) error {
 	return nil
 }
 
-// numElements is the product of dims, reporting false on overflow.
-func numElements(dims []int64) (int64, bool) {
-	n := int64(1)
-	for _, d := range dims {
-		if d == 0 {
-			return 0, true
-		}
-	}
-	for _, d := range dims {
-		if d < 0 || n > (1<<62)/d {
-			return 0, false
-		}
-		n *= d
-	}
-	return n, true
-}
-
 // constShape returns the dims of a fully known shape (a constant's): no
 // unknown rank, no negative dimension, a representable element count.
 func constShape(sp *tfpb.TensorShapeProto) ([]int64, int64, error) {
@@ -66,7 +49,7 @@ func constShape(sp *tfpb.TensorShapeProto) ([]int64, int64, error) {
 		}
 		dims[i] = d.GetSize()
 	}
-	n, ok := numElements(dims)
+	n, ok := ir.NumElements(dims)
 	if !ok {
 		return nil, 0, fmt.Errorf("shape %v has more elements than can be stored", dims)
 	}

@@ -353,7 +353,7 @@ func parseWeight(raw json.RawMessage) (*Weight, error) {
 		}
 		w.Shape[i] = v
 	}
-	if _, ok := numElements(w.Shape); !ok {
+	if _, ok := ir.NumElements(w.Shape); !ok {
 		return nil, fmt.Errorf("%q: shape %v has more elements than can be stored", w.Name, w.Shape)
 	}
 	if jw.Quantization != nil && !isNull(jw.Quantization) {
@@ -409,7 +409,7 @@ var weightDTypes = map[string]struct {
 // storedSize is the number of bytes w takes in the shards; rest is the
 // shard data from w's first byte on (string lengths are read from it).
 func storedSize(w *Weight, rest []byte) (int64, error) {
-	n, _ := numElements(w.Shape)
+	n, _ := ir.NumElements(w.Shape)
 	per := int64(0)
 	if q := w.Quantization; q != nil {
 		per = 2
@@ -447,7 +447,7 @@ func storedSize(w *Weight, rest []byte) (int64, error) {
 // float32 (a Float32Array), or, for int32 weights, rounded with Math.round
 // and wrapped to 32 bits (an Int32Array); float16 values widened exactly.
 func (im *importer) decodeWeight(w *Weight) (*ir.Tensor, error) {
-	n, _ := numElements(w.Shape)
+	n, _ := ir.NumElements(w.Shape)
 	dt := weightDTypes[w.DType].dt
 	if w.Quantization != nil {
 		dt = ir.Float32

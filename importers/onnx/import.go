@@ -389,10 +389,10 @@ func (im *importer) graph(g *ir.Graph, gp *onnxpb.GraphProto, gi *GraphInfo, par
 		ins, outs := np.GetInput(), np.GetOutput()
 		if info := ir.LookupOp(domain, op); info != nil {
 			if len(ins) < info.MinIn || info.MaxIn != ir.Variadic && len(ins) > info.MaxIn {
-				im.errorf(pos, "has %d inputs; %s takes %s", len(ins), op, arity(info.MinIn, info.MaxIn))
+				im.errorf(pos, "has %d inputs; %s takes %s", len(ins), op, ir.Arity(info.MinIn, info.MaxIn))
 			}
 			if len(outs) < info.MinOut || info.MaxOut != ir.Variadic && len(outs) > info.MaxOut {
-				im.errorf(pos, "has %d outputs; %s produces %s", len(outs), op, arity(info.MinOut, info.MaxOut))
+				im.errorf(pos, "has %d outputs; %s produces %s", len(outs), op, ir.Arity(info.MinOut, info.MaxOut))
 			}
 		}
 		n := g.NewNode(op, domain, make([]*ir.Value, len(ins)), make([]string, len(outs)))
@@ -479,16 +479,6 @@ func (im *importer) graph(g *ir.Graph, gp *onnxpb.GraphProto, gi *GraphInfo, par
 		}
 		gi.ValueInfo = append(gi.ValueInfo, e)
 	}
-}
-
-func arity(lo, hi int) string {
-	switch {
-	case hi == ir.Variadic:
-		return fmt.Sprintf("at least %d", lo)
-	case lo == hi:
-		return fmt.Sprintf("exactly %d", lo)
-	}
-	return fmt.Sprintf("%d to %d", lo, hi)
 }
 
 // attr converts attribute ap (the k-th) of node n, in graph g, and sets it on

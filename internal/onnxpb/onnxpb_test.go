@@ -12,7 +12,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/remat-compile/remat/internal/protogen"
+	"github.com/remat-compile/remat/internal/pbtest"
 	"google.golang.org/protobuf/encoding/prototext"
 	"google.golang.org/protobuf/encoding/protowire"
 	"google.golang.org/protobuf/proto"
@@ -24,65 +24,24 @@ import (
 // directory with gen.sh (the script `go generate` runs) and compares it
 // byte for byte with the committed file.
 func TestGeneratedCodeIsUpToDate(t *testing.T) {
-	protogen.CheckUpToDate(t, "internal/onnxpb", "onnx.proto", "onnx.pb.go")
+	pbtest.CheckUpToDate(t, "internal/onnxpb", "onnx.proto", "onnx.pb.go")
 }
 
-// --- hand encoding with protowire, independent of the generated code ---
+// --- hand encoding, independent of the generated code ---
 
-type field []byte
+type field = pbtest.Field
 
-func msg(fields ...field) []byte {
-	var b []byte
-	for _, f := range fields {
-		b = append(b, f...)
-	}
-	return b
-}
-
-func fVarint(num protowire.Number, v uint64) field {
-	b := protowire.AppendTag(nil, num, protowire.VarintType)
-	return protowire.AppendVarint(b, v)
-}
-
-func fInt(num protowire.Number, v int64) field { return fVarint(num, uint64(v)) }
-
-func fBytes(num protowire.Number, v []byte) field {
-	b := protowire.AppendTag(nil, num, protowire.BytesType)
-	return protowire.AppendBytes(b, v)
-}
-
-func fStr(num protowire.Number, s string) field { return fBytes(num, []byte(s)) }
-
-func fMsg(num protowire.Number, fields ...field) field { return fBytes(num, msg(fields...)) }
-
-func fFloat(num protowire.Number, v float32) field {
-	b := protowire.AppendTag(nil, num, protowire.Fixed32Type)
-	return protowire.AppendFixed32(b, math.Float32bits(v))
-}
-
-func fPackedFloats(num protowire.Number, vs ...float32) field {
-	var p []byte
-	for _, v := range vs {
-		p = protowire.AppendFixed32(p, math.Float32bits(v))
-	}
-	return fBytes(num, p)
-}
-
-func fPackedDoubles(num protowire.Number, vs ...float64) field {
-	var p []byte
-	for _, v := range vs {
-		p = protowire.AppendFixed64(p, math.Float64bits(v))
-	}
-	return fBytes(num, p)
-}
-
-func fPackedVarints(num protowire.Number, vs ...uint64) field {
-	var p []byte
-	for _, v := range vs {
-		p = protowire.AppendVarint(p, v)
-	}
-	return fBytes(num, p)
-}
+var (
+	msg            = pbtest.Msg
+	fInt           = pbtest.Int
+	fBytes         = pbtest.Bytes
+	fStr           = pbtest.Str
+	fMsg           = pbtest.Sub
+	fFloat         = pbtest.Float
+	fPackedFloats  = pbtest.PackedFloats
+	fPackedDoubles = pbtest.PackedDoubles
+	fPackedVarints = pbtest.PackedVarints
+)
 
 func kv(num protowire.Number, k, v string) field { return fMsg(num, fStr(1, k), fStr(2, v)) }
 

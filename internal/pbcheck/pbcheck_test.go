@@ -4,24 +4,16 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/remat-compile/remat/internal/pbtest"
 	"github.com/remat-compile/remat/internal/tfpb"
-	"google.golang.org/protobuf/encoding/protowire"
 	"google.golang.org/protobuf/proto"
 )
-
-func tag(num protowire.Number, typ protowire.Type) []byte { return protowire.AppendTag(nil, num, typ) }
-
-func lenField(num protowire.Number, body []byte) []byte {
-	return protowire.AppendBytes(tag(num, protowire.BytesType), body)
-}
 
 func TestCheck(t *testing.T) {
 	// AttrValue.f (field 4) is a fixed32 float; written as a varint it is
 	// kept as an unknown field, inside a map value of NodeDef.attr.
-	badAttr := append(tag(4, protowire.VarintType), 7)
-	entry := append(lenField(1, []byte("epsilon")), lenField(2, badAttr)...)
-	node := append(lenField(1, []byte("n")), lenField(5, entry)...)
-	graph := lenField(1, node)
+	entry := pbtest.Msg(pbtest.Str(1, "epsilon"), pbtest.Sub(2, pbtest.Int(4, 7)))
+	graph := pbtest.Msg(pbtest.Sub(1, pbtest.Str(1, "n"), pbtest.Bytes(5, entry)))
 	g := &tfpb.GraphDef{}
 	if err := proto.Unmarshal(graph, g); err != nil {
 		t.Fatal(err)
@@ -34,7 +26,7 @@ func TestCheck(t *testing.T) {
 
 	// A field number the schema does not know is a newer field, not damage.
 	ok := &tfpb.GraphDef{}
-	if err := proto.Unmarshal(lenField(5, []byte("debug")), ok); err != nil {
+	if err := proto.Unmarshal(pbtest.Msg(pbtest.Str(5, "debug")), ok); err != nil {
 		t.Fatal(err)
 	}
 	if err := Check(ok.ProtoReflect()); err != nil {

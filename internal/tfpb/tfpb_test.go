@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/remat-compile/remat/internal/protogen"
+	"github.com/remat-compile/remat/internal/pbtest"
 	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/encoding/protowire"
 	"google.golang.org/protobuf/proto"
@@ -17,55 +17,24 @@ import (
 // directory with gen.sh (the script `go generate` runs) and compares it
 // byte for byte with the committed file.
 func TestGeneratedCodeIsUpToDate(t *testing.T) {
-	protogen.CheckUpToDate(t, "internal/tfpb", "tfpb.proto", "tfpb.pb.go")
+	pbtest.CheckUpToDate(t, "internal/tfpb", "tfpb.proto", "tfpb.pb.go")
 }
 
-// --- hand encoding with protowire, independent of the generated code ---
+// --- hand encoding, independent of the generated code ---
 
-type field []byte
+type field = pbtest.Field
 
-func msg(fields ...field) []byte {
-	var b []byte
-	for _, f := range fields {
-		b = append(b, f...)
-	}
-	return b
-}
+var (
+	msg           = pbtest.Msg
+	fInt          = pbtest.Int
+	fBytes        = pbtest.Bytes
+	fStr          = pbtest.Str
+	fMsg          = pbtest.Sub
+	fFloat        = pbtest.Float
+	fPackedFloats = pbtest.PackedFloats
+)
 
-func fInt(num protowire.Number, v int64) field {
-	b := protowire.AppendTag(nil, num, protowire.VarintType)
-	return protowire.AppendVarint(b, uint64(v))
-}
-
-func fBytes(num protowire.Number, v []byte) field {
-	b := protowire.AppendTag(nil, num, protowire.BytesType)
-	return protowire.AppendBytes(b, v)
-}
-
-func fStr(num protowire.Number, s string) field { return fBytes(num, []byte(s)) }
-
-func fMsg(num protowire.Number, fields ...field) field { return fBytes(num, msg(fields...)) }
-
-func fFloat(num protowire.Number, v float32) field {
-	b := protowire.AppendTag(nil, num, protowire.Fixed32Type)
-	return protowire.AppendFixed32(b, math.Float32bits(v))
-}
-
-func fPacked(num protowire.Number, vs ...uint64) field {
-	var p []byte
-	for _, v := range vs {
-		p = protowire.AppendVarint(p, v)
-	}
-	return fBytes(num, p)
-}
-
-func fPackedFloats(num protowire.Number, vs ...float32) field {
-	var p []byte
-	for _, v := range vs {
-		p = protowire.AppendFixed32(p, math.Float32bits(v))
-	}
-	return fBytes(num, p)
-}
+func fPacked(num protowire.Number, vs ...uint64) field { return pbtest.PackedVarints(num, vs...) }
 
 // attr is one entry of a map<string, AttrValue>: key 1, value 2.
 func attr(num protowire.Number, key string, value ...field) field {

@@ -581,10 +581,10 @@ func (p *parser) node(g *ir.Graph) {
 	}
 	if info := n.Info(); info != nil {
 		if in := len(n.Inputs); in < info.MinIn || info.MaxIn != ir.Variadic && in > info.MaxIn {
-			p.errorf(opTok, "%s takes %s inputs, found %d", shown, arity(info.MinIn, info.MaxIn), in)
+			p.errorf(opTok, "%s takes %s inputs, found %d", shown, ir.Arity(info.MinIn, info.MaxIn), in)
 		}
 		if out := len(n.Outputs); out < info.MinOut || info.MaxOut != ir.Variadic && out > info.MaxOut {
-			p.errorf(opTok, "%s produces %s outputs, found %d", shown, arity(info.MinOut, info.MaxOut), out)
+			p.errorf(opTok, "%s produces %s outputs, found %d", shown, ir.Arity(info.MinOut, info.MaxOut), out)
 		}
 	}
 	if p.peek().isWord("captures") && p.peekAt(1).is("(") {
@@ -683,16 +683,6 @@ func (p *parser) after(g *ir.Graph, n *ir.Node) {
 		p.errorf(t, "expected \",\" or \")\" in the after(...) opened at %d:%d, found %s", open.line, open.col, t.describe())
 	}
 	p.skipNL--
-}
-
-func arity(lo, hi int) string {
-	switch {
-	case hi == ir.Variadic:
-		return fmt.Sprintf("at least %d", lo)
-	case lo == hi:
-		return fmt.Sprintf("exactly %d", lo)
-	}
-	return fmt.Sprintf("%d to %d", lo, hi)
 }
 
 var kindByName = map[string]ir.TypeKind{

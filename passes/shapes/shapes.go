@@ -402,12 +402,12 @@ func (in *inferer) node(n *ir.Node, depth int) {
 		return
 	}
 	if nin := len(n.Inputs); nin < info.MinIn || (info.MaxIn != ir.Variadic && nin > info.MaxIn) {
-		c.errf("has %d inputs; %s takes %s", nin, n.Op, arity(info.MinIn, info.MaxIn))
+		c.errf("has %d inputs; %s takes %s", nin, n.Op, ir.Arity(info.MinIn, info.MaxIn))
 		in.finishAll(c)
 		return
 	}
 	if nout := len(n.Outputs); nout < info.MinOut || (info.MaxOut != ir.Variadic && nout > info.MaxOut) {
-		c.errf("has %d outputs; %s produces %s", nout, n.Op, arity(info.MinOut, info.MaxOut))
+		c.errf("has %d outputs; %s produces %s", nout, n.Op, ir.Arity(info.MinOut, info.MaxOut))
 		in.finishAll(c)
 		return
 	}
@@ -427,16 +427,6 @@ func (in *inferer) node(n *ir.Node, depth int) {
 		return
 	}
 	in.finishAll(c)
-}
-
-func arity(lo, hi int) string {
-	switch {
-	case hi == ir.Variadic:
-		return fmt.Sprintf("at least %d", lo)
-	case lo == hi:
-		return fmt.Sprintf("exactly %d", lo)
-	}
-	return fmt.Sprintf("%d to %d", lo, hi)
 }
 
 func (in *inferer) finishAll(c *nctx) {
