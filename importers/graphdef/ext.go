@@ -215,6 +215,11 @@ type NodeInfo struct {
 	// has no node for those (they became a graph input or a parameter), so
 	// the edge is kept here, by the value.
 	ValueControls []*ir.Value
+	// Control, on the Ext of a graph input or a parameter, are the
+	// Placeholder's or Const's control inputs that are nodes. The IR does
+	// not track edges on values: an exporter keeps those still in the
+	// graph. (A node's control inputs are ir.Node.Control.)
+	Control []*ir.Node
 }
 
 // TFNode returns the NodeDef as read.
@@ -227,13 +232,13 @@ func (ni *NodeInfo) TFIndex() int { return ni.Index }
 // parameters.
 func (ni *NodeInfo) TFValueControls() []*ir.Value { return ni.ValueControls }
 
+// TFControl returns the control inputs that are nodes of a Placeholder or
+// Const (nil for a node: see ir.Node.Control).
+func (ni *NodeInfo) TFControl() []*ir.Node { return ni.Control }
+
 // ConstInfo is the Ext of a parameter imported from a Const node.
 type ConstInfo struct {
 	NodeInfo
-	// Control are the Const's control inputs that are nodes. The IR does
-	// not track edges on parameters: an exporter keeps those still in the
-	// graph.
-	Control []*ir.Node
 	// Weight is the manifest entry the value came from (TensorFlow.js), nil
 	// when the value was in the NodeDef's value attribute.
 	Weight *Weight
@@ -258,9 +263,6 @@ func (ci *ConstInfo) TFWeight() (entry json.RawMessage, stored []byte, ok bool) 
 	}
 	return ci.Weight.JSON, ci.Weight.Stored, true
 }
-
-// TFControl returns the Const's control inputs that are nodes.
-func (ci *ConstInfo) TFControl() []*ir.Node { return ci.Control }
 
 // AttrInfo is the Ext of an imported attribute: the AttrValue as read,
 // which says what the ir.Attr cannot (a bool, a type, a shape, a function,

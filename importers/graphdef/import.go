@@ -20,9 +20,9 @@
 //     initializers do, not nodes: a weight is loaded once and never freed
 //     (TensorFlow.js keeps its weights apart from the activations it
 //     allocates and frees), it is never recomputed, and passes read constant
-//     operands (shapes, axes, paddings) from Value.Data. A Const's control
-//     inputs, meaningless for a value that exists before anything runs, are
-//     kept in its ConstInfo for the exporter.
+//     operands (shapes, axes, paddings) from Value.Data. Control inputs on
+//     a Const or a Placeholder, meaningless for a value that exists before
+//     anything runs, are kept in its Ext for the exporter.
 //   - The graph outputs are the outputs of the model's signature when it
 //     has one (TensorFlow.js: userDefinedMetadata.signature, else
 //     signature), in the order TensorFlow.js lists them; otherwise output 0
@@ -477,24 +477,14 @@ func (im *importer) control(e, src *entity, pos ir.Pos) {
 		var ni *NodeInfo
 		switch x := e.value.Ext.(type) {
 		case *ConstInfo:
-			if src.node != nil {
-				if !slices.Contains(x.Control, src.node) {
-					x.Control = append(x.Control, src.node)
-				}
-				return
-			}
 			ni = &x.NodeInfo
 		case *NodeInfo:
-			if src.node != nil {
-				// A Placeholder waiting for a node: an edge the IR
-				// cannot hold on a graph input. Refuse rather than drop
-				// it.
-				im.errorf(pos, "a Placeholder has control input %q; graph inputs cannot wait for nodes", "^"+src.nd.GetName())
-				return
-			}
 			ni = x
 		}
-		if !slices.Contains(ni.ValueControls, src.value) {
+		switch {
+		case src.node != nil && !slices.Contains(ni.Control, src.node):
+			ni.Control = append(ni.Control, src.node)
+		case src.node == nil && !slices.Contains(ni.ValueControls, src.value):
 			ni.ValueControls = append(ni.ValueControls, src.value)
 		}
 	}

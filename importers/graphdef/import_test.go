@@ -424,6 +424,7 @@ func TestOutputsAndEdges(t *testing.T) {
 		node("custom", "Frobnicate", "u:1", "^gate"), // unknown op read at index 2 below
 		unary("r", "Relu", "custom:2"),
 		with(node("c2", "Const", "^r"), "value", tensorAttr(&tfpb.TensorProto{Dtype: tfpb.DataType_DT_FLOAT, TensorShape: shapeProto(), FloatVal: []float32{3}})),
+		with(node("p2", "Placeholder", "^gate", "^c2"), "dtype", typeAttr(tfpb.DataType_DT_FLOAT)),
 	}
 	g, err := graphdef.Import(pb(t, nodes...), graphdef.Options{})
 	if err != nil {
@@ -454,10 +455,17 @@ func TestOutputsAndEdges(t *testing.T) {
 	if ctl := c2.Ext.(*graphdef.ConstInfo).TFControl(); len(ctl) != 1 || ctl[0] != n["r"] {
 		t.Errorf("c2's control inputs %v, want [r]", ctl)
 	}
-	// Every NodeDef but c2 is read by a data or control input (r only by
-	// c2's control input): c2 is the one output.
-	if len(g.Outputs) != 1 || g.Outputs[0] != c2 {
-		t.Errorf("outputs %v, want [c2]", g.Outputs)
+	p2 := g.Inputs[1].Ext.(*graphdef.NodeInfo)
+	if len(p2.TFControl()) != 1 || p2.TFControl()[0] != n["gate"] || len(p2.TFValueControls()) != 1 || p2.TFValueControls()[0] != c2 {
+		t.Errorf("p2's control inputs %v and %v, want [gate] and [c2]", p2.TFControl(), p2.TFValueControls())
+	}
+	if g.Inputs[1].Type.DType != ir.Float32 || !g.Inputs[1].Type.Unranked {
+		t.Errorf("p2 (no shape attribute) has type %v, want f32 of unknown rank", g.Inputs[1].Type)
+	}
+	// Every NodeDef but p2 is read by a data or control input (r only by
+	// c2's control input, c2 only by p2's): p2 is the one output.
+	if len(g.Outputs) != 1 || g.Outputs[0] != g.Inputs[1] {
+		t.Errorf("outputs %v, want [p2]", g.Outputs)
 	}
 	if r := n["r"].Outputs[0]; r.Type.DType != ir.Undefined || len(r.Type.Shape) != 0 {
 		t.Errorf("r's type %v, want unknown", r.Type)

@@ -158,10 +158,15 @@ func TestRealModels(t *testing.T) {
 					t.Errorf("node %s in domain %q", n.Name, n.Domain)
 				}
 				got[n.Op]++
-				edges += len(n.Control)
+				edges += len(n.Control) + len(n.Ext.(*graphdef.NodeInfo).TFValueControls())
 			}
 			for _, p := range g.Params {
-				edges += len(p.Ext.(*graphdef.ConstInfo).TFControl())
+				ci := p.Ext.(*graphdef.ConstInfo)
+				edges += len(ci.TFControl()) + len(ci.TFValueControls())
+			}
+			for _, in := range g.Inputs {
+				ni := in.Ext.(*graphdef.NodeInfo)
+				edges += len(ni.TFControl()) + len(ni.TFValueControls())
 			}
 			for op, n := range want {
 				if got[op] != n {
