@@ -43,6 +43,7 @@ const (
 	FormatTFJS
 )
 
+// String names the format for messages.
 func (f Format) String() string {
 	switch f {
 	case FormatGraphDef:
