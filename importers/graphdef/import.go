@@ -22,7 +22,11 @@
 //     allocates and frees), it is never recomputed, and passes read constant
 //     operands (shapes, axes, paddings) from Value.Data. Control inputs on
 //     a Const or a Placeholder, meaningless for a value that exists before
-//     anything runs, are kept in its Ext for the exporter.
+//     anything runs, are kept in its Ext for the exporter. In a
+//     TensorFlow.js model a Const's value is its manifest weight as
+//     TensorFlow.js decodes it: the manifest's dtype and shape, quantized
+//     values dequantized to float32 (or int32) exactly as tfjs-core does;
+//     the NodeDef's value attribute then only says dtype and shape.
 //   - The graph outputs are the outputs of the model's signature when it
 //     has one (TensorFlow.js: userDefinedMetadata.signature, else
 //     signature), in the order TensorFlow.js lists them; otherwise output 0
