@@ -7,19 +7,29 @@ import (
 	"strings"
 )
 
-// Pos locates a problem in an input file: the file, and the node (name and
-// operator) or value it concerns.
+// Pos locates a problem in an input file: the file (and its line, for a
+// text file), and the node (name and operator), value or field it
+// concerns.
 type Pos struct {
 	File  string
+	Line  int    // 1-based line of a text file; 0 when unknown
 	Node  string // node name, or "" when the problem is not about a node
 	Op    string // operator of the node
 	Value string // value or tensor name, when the problem is about one
+	// Field is a dotted path to a field of a structured file
+	// ("device.peak_flops.f32", "measured[2].seconds").
+	Field string
 }
 
 func (p Pos) String() string {
 	var parts []string
-	if p.File != "" {
+	switch {
+	case p.File != "" && p.Line > 0:
+		parts = append(parts, fmt.Sprintf("%s:%d", p.File, p.Line))
+	case p.File != "":
 		parts = append(parts, p.File)
+	case p.Line > 0:
+		parts = append(parts, fmt.Sprintf("line %d", p.Line))
 	}
 	switch {
 	case p.Node != "" || p.Op != "":
@@ -30,6 +40,9 @@ func (p Pos) String() string {
 		parts = append(parts, s)
 	case p.Value != "":
 		parts = append(parts, fmt.Sprintf("value %q", p.Value))
+	}
+	if p.Field != "" {
+		parts = append(parts, p.Field)
 	}
 	return strings.Join(parts, ": ")
 }
@@ -85,8 +98,10 @@ func (l ErrorList) Err() error {
 	slices.SortStableFunc(s, func(a, b *Error) int {
 		return cmp.Or(
 			cmp.Compare(a.Pos.File, b.Pos.File),
+			cmp.Compare(a.Pos.Line, b.Pos.Line),
 			cmp.Compare(a.Pos.Node, b.Pos.Node),
 			cmp.Compare(a.Pos.Value, b.Pos.Value),
+			cmp.Compare(a.Pos.Field, b.Pos.Field),
 			cmp.Compare(a.Msg, b.Msg))
 	})
 	s = slices.CompactFunc(s, func(a, b *Error) bool { return a.Pos == b.Pos && a.Msg == b.Msg })

@@ -1,5 +1,7 @@
 package ir
 
+import "fmt"
+
 // OpFlags are the facts about an operator that passes rely on. Remat
 // legality comes only from them: Random and Stateful ops are never
 // recomputed, and an op without an OpInfo is treated as stateful.
@@ -51,6 +53,23 @@ type OpInfo struct {
 // once with the same result.
 func (o *OpInfo) Recomputable() bool {
 	return o != nil && o.Flags&(Random|Stateful) == 0
+}
+
+// InputArity says how many inputs the op takes, for messages: "exactly
+// 2", "1 to 3", "at least 1".
+func (o *OpInfo) InputArity() string { return arityText(o.MinIn, o.MaxIn) }
+
+// OutputArity says how many outputs the op produces, as InputArity.
+func (o *OpInfo) OutputArity() string { return arityText(o.MinOut, o.MaxOut) }
+
+func arityText(lo, hi int) string {
+	switch {
+	case hi == Variadic:
+		return fmt.Sprintf("at least %d", lo)
+	case lo == hi:
+		return fmt.Sprintf("exactly %d", lo)
+	}
+	return fmt.Sprintf("%d to %d", lo, hi)
 }
 
 // LookupOp returns the table entry of an operator, or nil when the IR does

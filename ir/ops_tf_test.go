@@ -98,7 +98,7 @@ func TestTFDTypes(t *testing.T) {
 	}
 }
 
-func TestNumElementsAndArity(t *testing.T) {
+func TestNumElements(t *testing.T) {
 	for _, tt := range []struct {
 		dims []int64
 		n    int64
@@ -107,8 +107,5 @@ func TestNumElementsAndArity(t *testing.T) {
 		if n, ok := NumElements(tt.dims); n != tt.n || ok != tt.ok {
 			t.Errorf("NumElements(%v) = %d, %v; want %d, %v", tt.dims, n, ok, tt.n, tt.ok)
 		}
-	}
-	if Arity(2, 2) != "exactly 2" || Arity(1, 3) != "1 to 3" || Arity(1, Variadic) != "at least 1" {
-		t.Errorf("Arity: %q %q %q", Arity(2, 2), Arity(1, 3), Arity(1, Variadic))
 	}
 }

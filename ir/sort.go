@@ -128,3 +128,39 @@ func (n *Node) AllInputs() []*Value {
 	}
 	return append(append([]*Value(nil), n.Inputs...), n.Implicit...)
 }
+
+// SetOrder replaces g.Nodes by nodes, which must hold each node of g
+// exactly once, in a topological order (every node after the producers of
+// its inputs, implicit ones included). It fails, leaving g unchanged, when
+// they do not.
+func (g *Graph) SetOrder(nodes []*Node) error {
+	if len(nodes) != len(g.Nodes) {
+		return fmt.Errorf("graph %q: SetOrder: %d nodes for %d", g.Name, len(nodes), len(g.Nodes))
+	}
+	pos := make(map[*Node]int, len(nodes))
+	for _, n := range g.Nodes {
+		pos[n] = -1
+	}
+	for i, n := range nodes {
+		p, ok := pos[n]
+		switch {
+		case !ok:
+			return fmt.Errorf("graph %q: SetOrder: node %q is not a node of the graph", g.Name, n.String())
+		case p >= 0:
+			return fmt.Errorf("graph %q: SetOrder: node %q appears twice", g.Name, n.String())
+		}
+		pos[n] = i
+	}
+	for i, n := range nodes {
+		for _, v := range n.AllInputs() {
+			if v == nil || v.Def == nil {
+				continue
+			}
+			if p, ok := pos[v.Def]; ok && p >= i {
+				return fmt.Errorf("graph %q: SetOrder: node %q reads %q before its producer %q runs", g.Name, n.String(), v.String(), v.Def.String())
+			}
+		}
+	}
+	g.Nodes = append(g.Nodes[:0:0], nodes...)
+	return nil
+}

@@ -203,11 +203,11 @@ func (vr *verifier) node(g *Graph, n *Node) {
 	if info := n.Info(); info != nil {
 		in := len(n.Inputs)
 		if in < info.MinIn || (info.MaxIn != Variadic && in > info.MaxIn) {
-			vr.nodeErr(n, "has %d inputs; %s takes %s", in, n.Op, Arity(info.MinIn, info.MaxIn))
+			vr.nodeErr(n, "has %d inputs; %s takes %s", in, n.Op, info.InputArity())
 		}
 		out := len(n.Outputs)
 		if out < info.MinOut || (info.MaxOut != Variadic && out > info.MaxOut) {
-			vr.nodeErr(n, "has %d outputs; %s produces %s", out, n.Op, Arity(info.MinOut, info.MaxOut))
+			vr.nodeErr(n, "has %d outputs; %s produces %s", out, n.Op, info.OutputArity())
 		}
 	}
 	for _, sg := range n.Subgraphs() {
@@ -238,18 +238,6 @@ func (vr *verifier) implicitChain(g *Graph) []*Value {
 		vs = append(vs, g.Owner.Implicit...)
 	}
 	return vs
-}
-
-// Arity describes an arity range of the op table for messages: "exactly
-// 2", "1 to 3", "at least 1" (hi == Variadic).
-func Arity(lo, hi int) string {
-	switch {
-	case hi == Variadic:
-		return fmt.Sprintf("at least %d", lo)
-	case lo == hi:
-		return fmt.Sprintf("exactly %d", lo)
-	}
-	return fmt.Sprintf("%d to %d", lo, hi)
 }
 
 // checkUses compares every value's Uses with the uses found by the walk.

@@ -19,7 +19,7 @@ import (
 // error, never a file.
 func (p *Profile) Marshal() ([]byte, error) {
 	if p == nil {
-		return nil, Errors{{Msg: "no profile"}}.err()
+		return nil, ir.ErrorList{{Msg: "no profile"}}.Err()
 	}
 	q := *p
 	q.lines, q.index = nil, nil

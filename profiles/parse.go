@@ -17,16 +17,16 @@ import (
 
 // Parse reads a profile file (see the package documentation for the
 // format) and validates it. filename names the file in errors. Every
-// problem is reported with its line and field, as an Errors value.
+// problem is reported with its line and field, as an ir.ErrorList.
 func Parse(data []byte, filename string) (*Profile, error) {
 	d := &decoder{file: filename, lines: map[string]int{}}
 	root := d.document(data)
 	if root == nil {
-		return nil, d.errs.err()
+		return nil, d.errs.Err()
 	}
 	p := &Profile{file: filename, lines: d.lines}
 	d.profile(root, p)
-	if err := d.errs.err(); err != nil {
+	if err := d.errs.Err(); err != nil {
 		return nil, err
 	}
 	if err := p.Validate(); err != nil {
@@ -39,12 +39,12 @@ func Parse(data []byte, filename string) (*Profile, error) {
 // and recording the line of every field; Validate checks the values.
 type decoder struct {
 	file  string
-	errs  Errors
+	errs  ir.ErrorList
 	lines map[string]int
 }
 
 func (d *decoder) errorf(line int, field, format string, args ...any) {
-	d.errs = append(d.errs, &Error{File: d.file, Line: line, Field: field, Msg: fmt.Sprintf(format, args...)})
+	d.errs = append(d.errs, &ir.Error{Pos: ir.Pos{File: d.file, Line: line, Field: field}, Msg: fmt.Sprintf(format, args...)})
 }
 
 var yamlLine = regexp.MustCompile(`^(?:yaml: )?line (\d+): (.*)$`)

@@ -123,10 +123,10 @@ func TestParseErrors(t *testing.T) {
 					t.Errorf("error\n%s\ndoes not contain\n%s", msg, w)
 				}
 			}
-			var list profiles.Errors
-			var one *profiles.Error
-			if !errors.As(err, &list) || !errors.As(err, &one) || one.File != "bad.yaml" {
-				t.Errorf("error %T does not unwrap to profiles.Errors and a *profiles.Error of bad.yaml", err)
+			var list ir.ErrorList
+			var one *ir.Error
+			if !errors.As(err, &list) || !errors.As(err, &one) || one.Pos.File != "bad.yaml" {
+				t.Errorf("error %T does not unwrap to an ir.ErrorList and an *ir.Error of bad.yaml", err)
 			}
 		})
 	}

@@ -21,7 +21,7 @@ const maxOverheadSeconds = 1.0
 // that Parse read.
 func (p *Profile) Validate() error {
 	if p == nil {
-		return Errors{{Msg: "no profile"}}.err()
+		return ir.ErrorList{{Msg: "no profile"}}.Err()
 	}
 	v := &validator{p: p}
 	switch p.Format {
@@ -50,7 +50,7 @@ func (p *Profile) Validate() error {
 		}
 		index[k] = i
 	}
-	if err := v.errs.err(); err != nil {
+	if err := v.errs.Err(); err != nil {
 		return err
 	}
 	p.index = index
@@ -59,7 +59,7 @@ func (p *Profile) Validate() error {
 
 type validator struct {
 	p    *Profile
-	errs Errors
+	errs ir.ErrorList
 }
 
 // line is the line of field, or of its closest enclosing field, in the
@@ -86,7 +86,7 @@ func (v *validator) onLine(field string) string {
 }
 
 func (v *validator) errorf(field, format string, args ...any) {
-	v.errs = append(v.errs, &Error{File: v.p.file, Line: v.line(field), Field: field, Msg: fmt.Sprintf(format, args...)})
+	v.errs = append(v.errs, &ir.Error{Pos: ir.Pos{File: v.p.file, Line: v.line(field), Field: field}, Msg: fmt.Sprintf(format, args...)})
 }
 
 func (v *validator) positive(field string, x float64) {

@@ -6,16 +6,20 @@
 #     coinor-libcbc3 and coinor-libclp1 (MILP/LP solvers, loaded at run time);
 #   - ONNX Runtime 1.30 CPU from the npm package onnxruntime-node, without
 #     its install scripts, into $REMAT_CACHE/ort;
+#   - TensorFlow.js 4.22 (tfjs-core, tfjs-converter and the cpu and wasm
+#     backends; never tfjs-node), without install scripts, into
+#     $REMAT_CACHE/tfjs;
 #   - the Go modules of go.mod;
-#   - the real third-party models of ../shared/models (when that folder is
-#     present), into $REMAT_CACHE/models: ONNX models (fetch.sh) and
-#     TensorFlow.js graph models (fetch-tf.sh).
+#   - the real third-party models of ../shared/models (ONNX, and TensorFlow.js
+#     graph models) when that folder is present, into $REMAT_CACHE/models.
 # It prints the environment the tests read (REMAT_ORT_LIB, REMAT_MODELS,
-# REMAT_TF_MODELS) as shell assignments on stdout; logs go to stderr.
+# REMAT_TFJS_DIR, REMAT_TF_MODELS) as shell assignments on stdout; logs go to
+# stderr.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 CACHE="${REMAT_CACHE:-$HOME/.cache/remat-compile}"
 ORT_VERSION=1.30.0
+TFJS_VERSION=4.22.0
 log() { echo "setup: $*" >&2; }
 
 need_apt=()
@@ -38,6 +42,23 @@ if [ ! -f "$ORT_LIB" ] || ! grep -q "\"version\": \"$ORT_VERSION\"" "$ORT_DIR/no
 fi
 [ -f "$ORT_LIB" ] || { log "ONNX Runtime library missing after install: $ORT_LIB"; exit 1; }
 
+TFJS_DIR="$CACHE/tfjs"
+TFJS_MODULES="$TFJS_DIR/node_modules"
+TFJS_PKGS=(tfjs-core tfjs-converter tfjs-backend-cpu tfjs-backend-wasm)
+tfjs_ok() {
+  local p
+  for p in "${TFJS_PKGS[@]}"; do
+    grep -q "\"version\": \"$TFJS_VERSION\"" "$TFJS_MODULES/@tensorflow/$p/package.json" 2>/dev/null || return 1
+  done
+}
+if ! tfjs_ok; then
+  specs=(); for p in "${TFJS_PKGS[@]}"; do specs+=("@tensorflow/$p@$TFJS_VERSION"); done
+  log "npm install ${specs[*]} into $TFJS_DIR"
+  mkdir -p "$TFJS_DIR"
+  npm install --silent --no-audit --no-fund --ignore-scripts --prefix "$TFJS_DIR" "${specs[@]}" >&2
+fi
+tfjs_ok || { log "TensorFlow.js $TFJS_VERSION missing under $TFJS_MODULES after install"; exit 1; }
+
 log "go mod download"
 go mod download
 
@@ -49,10 +70,9 @@ if [ -x ../shared/models/fetch.sh ]; then
 else
   log "../shared/models/fetch.sh not found: tests on third-party models will fail"
 fi
-
 TF_MODELS=""
 if [ -x ../shared/models/fetch-tf.sh ]; then
-  log "fetching the real TensorFlow.js models of ../shared/models"
+  log "fetching the real TensorFlow.js graph models of ../shared/models"
   ../shared/models/fetch-tf.sh "$CACHE/models" >/dev/null
   TF_MODELS="$CACHE/models/MANIFEST-tf.tsv"
 else
@@ -61,4 +81,5 @@ fi
 
 echo "export REMAT_ORT_LIB='$ORT_LIB'"
 echo "export REMAT_MODELS='$MODELS'"
+echo "export REMAT_TFJS_DIR='$TFJS_MODULES'"
 echo "export REMAT_TF_MODELS='$TF_MODELS'"

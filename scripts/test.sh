@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
 # test.sh — the whole test suite, as CI runs it: installs what the tests
 # need (scripts/setup.sh), then vets and tests every package, including the
-# ONNX Runtime and python3-onnx checks and a bounded fuzz run of the
-# importers and the IR text form. Pass -short to skip the slow tests.
+# ONNX Runtime, TensorFlow.js and python3-onnx checks and a bounded fuzz run
+# of the importers and the IR text form. Pass -short to skip the slow tests.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 eval "$(scripts/setup.sh)"
-export REMAT_ORT_LIB REMAT_MODELS REMAT_TF_MODELS
+export REMAT_ORT_LIB REMAT_MODELS REMAT_TFJS_DIR REMAT_TF_MODELS
 
 echo "== gofmt"
 unformatted=$(gofmt -l .)

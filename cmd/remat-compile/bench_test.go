@@ -13,8 +13,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/remat-compile/remat/bench"
 	"github.com/remat-compile/remat/passes/autodiff"
 	"github.com/remat-compile/remat/passes/remat"
+	"github.com/remat-compile/remat/pipeline"
 	"github.com/remat-compile/remat/profiles"
 )
 
@@ -258,20 +260,20 @@ func TestBenchMaxBatch(t *testing.T) {
 	}
 	loss, _ := autodiff.ParseLoss("sum")
 	for _, b := range []int{ca, ca + 1} {
-		bp := buildBatch(context.Background(), "unet:batch="+strconv.Itoa(b), prof, loss)
-		if bp.err != nil {
-			t.Fatal(bp.err)
+		bp := bench.BuildBatch(context.Background(), "unet:batch="+strconv.Itoa(b), prof, loss)
+		if bp.Err != nil {
+			t.Fatal(bp.Err)
 		}
-		plan, err := remat.NoRematPlan(bp.p)
+		plan, err := remat.NoRematPlan(bp.Problem)
 		if err != nil {
 			t.Fatal(err)
 		}
-		res, err := remat.Evaluate(bp.p, plan)
+		res, err := remat.Evaluate(bp.Problem, plan)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if fits := res.PeakBytes <= bp.budget; fits != (b == ca) {
-			t.Errorf("batch %d: no-remat peak %d, budget %d; checkpoint-all said %d is the largest", b, res.PeakBytes, bp.budget, ca)
+		if fits := res.PeakBytes <= bp.Budget; fits != (b == ca) {
+			t.Errorf("batch %d: no-remat peak %d, budget %d; checkpoint-all said %d is the largest", b, res.PeakBytes, bp.Budget, ca)
 		}
 	}
 	if code, _, errOut := run(t, "bench", "-max-batch", "8", "layered:10:12"); code != exitUsage || !strings.Contains(errOut, "zoo:NAME") {
@@ -321,7 +323,7 @@ func TestBenchMinBudgetMarkdown(t *testing.T) {
 // TestZooSpecs checks the zoo: model syntax every command accepts: a
 // configuration that builds, and errors that name the bad part.
 func TestZooSpecs(t *testing.T) {
-	g, err := buildZoo("unet:res=32:batch=2:width=0.0625:seed=3")
+	g, err := pipeline.BuildZoo("unet:res=32:batch=2:width=0.0625:seed=3")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -336,7 +338,7 @@ func TestZooSpecs(t *testing.T) {
 		"unet:colour=blue": "one of batch, res",
 		"vgg16:res=33":     "multiple of 32",
 	} {
-		if _, err := buildZoo(spec); err == nil || !strings.Contains(err.Error(), want) {
+		if _, err := pipeline.BuildZoo(spec); err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("zoo:%s: error %v, want one containing %q", spec, err, want)
 		}
 	}

@@ -14,6 +14,8 @@ import (
 	"github.com/remat-compile/remat/ir"
 	"github.com/remat-compile/remat/ir/irtext"
 	"github.com/remat-compile/remat/passes"
+	"github.com/remat-compile/remat/passes/autodiff"
+	"github.com/remat-compile/remat/pipeline"
 )
 
 // Exit statuses.
@@ -40,7 +42,7 @@ type command struct {
 	short string
 	// setup registers the flags and returns the function that runs the
 	// command on the positional arguments.
-	setup func(fs *flag.FlagSet) func(ctx context.Context, args []string, io *Streams) error
+	setup func(fs *flag.FlagSet) func(ctx context.Context, args []string, st *Streams) error
 }
 
 func commands() []*command {
@@ -73,9 +75,9 @@ func usagef(format string, args ...any) error { return &usageError{fmt.Sprintf(f
 
 // Main runs remat-compile with args (without the program name) and returns
 // the exit status.
-func Main(ctx context.Context, args []string, io *Streams) int {
+func Main(ctx context.Context, args []string, st *Streams) int {
 	if len(args) == 0 || args[0] == "help" || args[0] == "-h" || args[0] == "-help" || args[0] == "--help" {
-		printUsage(io.Out)
+		printUsage(st.Out)
 		if len(args) == 0 {
 			return exitUsage
 		}
@@ -96,15 +98,15 @@ func Main(ctx context.Context, args []string, io *Streams) int {
 		}
 	}
 	if cmd == nil {
-		fmt.Fprintf(io.Err, "remat-compile: unknown command %q\n", args[0])
-		printUsage(io.Err)
+		fmt.Fprintf(st.Err, "remat-compile: unknown command %q\n", args[0])
+		printUsage(st.Err)
 		return exitUsage
 	}
 	fs := flag.NewFlagSet("remat-compile "+cmd.name, flag.ContinueOnError)
-	fs.SetOutput(io.Err)
+	fs.SetOutput(st.Err)
 	run := cmd.setup(fs)
 	fs.Usage = func() {
-		fmt.Fprintf(io.Err, "usage: remat-compile %s %s\n\n%s\n\nflags:\n", cmd.name, cmd.usage, cmd.short)
+		fmt.Fprintf(st.Err, "usage: remat-compile %s %s\n\n%s\n\nflags:\n", cmd.name, cmd.usage, cmd.short)
 		fs.PrintDefaults()
 	}
 	pos, err := parseInterleaved(fs, rest)
@@ -114,8 +116,8 @@ func Main(ctx context.Context, args []string, io *Streams) int {
 	if err != nil {
 		return exitUsage // flag already printed the problem and the usage
 	}
-	err = run(ctx, pos, io)
-	return report(io, cmd.name, err)
+	err = run(ctx, pos, st)
+	return exitStatus(st, cmd.name, err)
 }
 
 // parseInterleaved parses flags that may come before or after positional
@@ -138,20 +140,21 @@ func parseInterleaved(fs *flag.FlagSet, args []string) ([]string, error) {
 	}
 }
 
-func report(io *Streams, name string, err error) int {
+func exitStatus(st *Streams, name string, err error) int {
 	if err == nil {
 		return exitOK
 	}
 	var ue *usageError
+	var oe *pipeline.OptionError
 	switch {
-	case errors.As(err, &ue):
-		fmt.Fprintf(io.Err, "remat-compile %s: %v\n", name, err)
+	case errors.As(err, &ue), errors.As(err, &oe):
+		fmt.Fprintf(st.Err, "remat-compile %s: %v\n", name, err)
 		return exitUsage
 	case passes.IsInternal(err):
-		fmt.Fprintf(io.Err, "remat-compile: %v\n", err)
+		fmt.Fprintf(st.Err, "remat-compile: %v\n", err)
 		return exitInternal
 	}
-	fmt.Fprintln(io.Err, err)
+	fmt.Fprintln(st.Err, err)
 	return exitFailure
 }
 
@@ -170,42 +173,56 @@ type listFlag []string
 func (l *listFlag) String() string     { return strings.Join(*l, ",") }
 func (l *listFlag) Set(s string) error { *l = append(*l, s); return nil }
 
-// shapeFlags are the flags shared by the commands that read a model: shape
+// loadFlags are the flags shared by the commands that read a model: shape
 // overrides and debugging.
-type shapeFlags struct {
+type loadFlags struct {
 	inputShapes listFlag
 	dims        listFlag
 	valueTypes  listFlag
 	debug       string
 }
 
-func (sf *shapeFlags) register(fs *flag.FlagSet) {
-	fs.Var(&sf.inputShapes, "input-shape", "`name=1x3x224x224`: the shape of a graph input (repeatable; a dimension may be a symbol)")
-	fs.Var(&sf.dims, "dim", "`sym=8`: the size of a symbolic dimension everywhere (repeatable)")
-	fs.Var(&sf.valueTypes, "value-type", "`name=f32[1,64,56,56]`: the type of an output of a custom or data-dependent op (repeatable)")
-	fs.StringVar(&sf.debug, "d", "", "debug `flags`, comma-separated: check (verify the IR after every pass), dump (print the IR after every pass to stderr)")
+func (lf *loadFlags) register(fs *flag.FlagSet) {
+	fs.Var(&lf.inputShapes, "input-shape", "`name=1x3x224x224`: the shape of a graph input (repeatable; a dimension may be a symbol)")
+	fs.Var(&lf.dims, "dim", "`sym=8`: the size of a symbolic dimension everywhere (repeatable)")
+	fs.Var(&lf.valueTypes, "value-type", "`name=f32[1,64,56,56]`: the type of an output of a custom or data-dependent op (repeatable)")
+	fs.StringVar(&lf.debug, "d", "", "debug `flags`, comma-separated: check (verify the IR after every pass), dump (print the IR after every pass to stderr)")
 }
 
-// debugFlags parses -d.
-func (sf *shapeFlags) debugFlags() (check, dump bool, err error) {
-	for _, f := range strings.Split(sf.debug, ",") {
+// options turns the flags into pipeline.LoadOptions; the IR dump goes to
+// st.Err.
+func (lf *loadFlags) options(st *Streams, requireStatic bool) (pipeline.LoadOptions, error) {
+	lo := pipeline.LoadOptions{RequireStatic: requireStatic}
+	var err error
+	if lo.InputShapes, err = parseInputShapes(lf.inputShapes); err != nil {
+		return lo, err
+	}
+	if lo.Dims, err = parseDims(lf.dims); err != nil {
+		return lo, err
+	}
+	if lo.ValueTypes, err = parseValueTypes(lf.valueTypes); err != nil {
+		return lo, err
+	}
+	for _, f := range strings.Split(lf.debug, ",") {
 		switch f {
 		case "":
 		case "check":
-			check = true
+			lo.Check = true
 		case "dump":
-			dump = true
+			if st != nil {
+				lo.Dump = st.Err
+			}
 		default:
-			return false, false, usagef("-d %q: unknown debug flag %q (want check or dump)", sf.debug, f)
+			return lo, usagef("-d %q: unknown debug flag %q (want check or dump)", lf.debug, f)
 		}
 	}
-	return check, dump, nil
+	return lo, nil
 }
 
-// types parses -value-type.
-func (sf *shapeFlags) types() (map[string]ir.TensorType, error) {
+// parseValueTypes parses -value-type name=TYPE.
+func parseValueTypes(list listFlag) (map[string]ir.TensorType, error) {
 	out := map[string]ir.TensorType{}
-	for _, s := range sf.valueTypes {
+	for _, s := range list {
 		name, spec, ok := strings.Cut(s, "=")
 		if !ok || name == "" {
 			return nil, usagef("-value-type %q: want name=TYPE such as y=f32[1,64,56,56]", s)
@@ -219,44 +236,100 @@ func (sf *shapeFlags) types() (map[string]ir.TensorType, error) {
 	return out, nil
 }
 
-// parse turns the flags into the shape-inference overrides.
-func (sf *shapeFlags) parse() (map[string][]ir.Dim, map[string]int64, error) {
+// parseInputShapes parses -input-shape name=1x3x224x224 (a dimension may
+// be a symbol; "scalar" or nothing is a scalar).
+func parseInputShapes(list listFlag) (map[string][]ir.Dim, error) {
 	shapes := map[string][]ir.Dim{}
-	for _, s := range sf.inputShapes {
+	for _, s := range list {
 		name, spec, ok := strings.Cut(s, "=")
 		if !ok || name == "" {
-			return nil, nil, usagef("-input-shape %q: want name=DIMxDIMx… such as input=1x3x224x224", s)
+			return nil, usagef("-input-shape %q: want name=DIMxDIMx… such as input=1x3x224x224", s)
 		}
-		var dims []ir.Dim
+		dims := []ir.Dim{}
 		if spec != "" && spec != "scalar" {
 			for _, d := range strings.Split(spec, "x") {
 				if n, err := strconv.ParseInt(d, 10, 64); err == nil {
 					if n < 0 {
-						return nil, nil, usagef("-input-shape %q: negative dimension %d", s, n)
+						return nil, usagef("-input-shape %q: negative dimension %d", s, n)
 					}
 					dims = append(dims, ir.D(n))
 				} else if d != "" && isIdent(d) {
 					dims = append(dims, ir.SymDim(d))
 				} else {
-					return nil, nil, usagef("-input-shape %q: bad dimension %q (want a size or a symbol name)", s, d)
+					return nil, usagef("-input-shape %q: bad dimension %q (want a size or a symbol name)", s, d)
 				}
 			}
 		}
-		if dims == nil {
-			dims = []ir.Dim{}
-		}
 		shapes[name] = dims
 	}
+	return shapes, nil
+}
+
+// parseDims parses -dim sym=N.
+func parseDims(list listFlag) (map[string]int64, error) {
 	dims := map[string]int64{}
-	for _, s := range sf.dims {
+	for _, s := range list {
 		name, val, ok := strings.Cut(s, "=")
 		n, err := strconv.ParseInt(val, 10, 64)
 		if !ok || name == "" || err != nil || n < 0 {
-			return nil, nil, usagef("-dim %q: want symbol=SIZE such as batch=8", s)
+			return nil, usagef("-dim %q: want symbol=SIZE such as batch=8", s)
 		}
 		dims[name] = n
 	}
-	return shapes, dims, nil
+	return dims, nil
+}
+
+// trainFlags are the flags that build a training graph (passes/autodiff):
+// -train, -loss, -trainable, -optimizer.
+type trainFlags struct {
+	train     bool
+	loss      string
+	trainable string
+	optimizer string
+}
+
+func (tf *trainFlags) register(fs *flag.FlagSet, trainDoc string) {
+	fs.BoolVar(&tf.train, "train", false, trainDoc)
+	fs.StringVar(&tf.loss, "loss", "sum", "with -train, the `loss`: sum, mean, mse:TARGET_INPUT or softmax-xent:LABEL_INPUT, each optionally :OUTPUT (default: the first graph output)")
+	fs.StringVar(&tf.trainable, "trainable", "all", "with -train, the `parameters` to differentiate: all (every floating-point initializer on a differentiable path) or NAME,NAME,...")
+	fs.StringVar(&tf.optimizer, "optimizer", "none", "with -train, `none` (outputs <param>_grad) or sgd:LR (outputs the updated parameters <param>_new)")
+}
+
+// options returns the autodiff options, nil without -train; the other
+// flags without -train are a usage error.
+func (tf *trainFlags) options() (*autodiff.Options, error) {
+	if !tf.train {
+		for _, f := range []struct{ name, val, def string }{{"loss", tf.loss, "sum"}, {"trainable", tf.trainable, "all"}, {"optimizer", tf.optimizer, "none"}} {
+			if f.val != f.def {
+				return nil, usagef("-%s applies to training graphs: add -train", f.name)
+			}
+		}
+		return nil, nil
+	}
+	loss, err := autodiff.ParseLoss(tf.loss)
+	if err != nil {
+		return nil, usagef("-loss %q: %v", tf.loss, err)
+	}
+	trainable, err := autodiff.ParseTrainable(tf.trainable)
+	if err != nil {
+		return nil, usagef("-trainable %q: %v", tf.trainable, err)
+	}
+	opt, err := autodiff.ParseOptimizer(tf.optimizer)
+	if err != nil {
+		return nil, usagef("-optimizer %q: %v", tf.optimizer, err)
+	}
+	return &autodiff.Options{Loss: loss, Trainable: trainable, Optimizer: opt}, nil
+}
+
+// splitList splits a comma-separated flag value, dropping empty items.
+func splitList(s string) []string {
+	var out []string
+	for _, f := range strings.Split(s, ",") {
+		if f = strings.TrimSpace(f); f != "" {
+			out = append(out, f)
+		}
+	}
+	return out
 }
 
 func isIdent(s string) bool {

@@ -12,6 +12,7 @@ import (
 	onnxexp "github.com/remat-compile/remat/exporters/onnx"
 	"github.com/remat-compile/remat/internal/zoo"
 	"github.com/remat-compile/remat/passes/shapes"
+	"github.com/remat-compile/remat/pipeline"
 )
 
 func run(t *testing.T, args ...string) (code int, stdout, stderr string) {
@@ -85,7 +86,7 @@ func TestInspect(t *testing.T) {
 	if code != exitOK {
 		t.Fatalf("exit %d: %s", code, errs)
 	}
-	var r inspectReport
+	var r pipeline.Inspection
 	if err := json.Unmarshal([]byte(out), &r); err != nil {
 		t.Fatalf("inspect -json: %v\n%s", err, out)
 	}
@@ -99,7 +100,7 @@ func TestInspect(t *testing.T) {
 	// Plain liveness never exceeds the sum of all activations; the ORT
 	// model may (kernel scratch buffers, arena rounding).
 	_, out2, _ := run(t, "inspect", "-json", "-memory", "liveness", p)
-	var r2 inspectReport
+	var r2 pipeline.Inspection
 	if err := json.Unmarshal([]byte(out2), &r2); err != nil {
 		t.Fatal(err)
 	}

@@ -11,9 +11,14 @@ import (
 	"strings"
 	"testing"
 
+	ortt "github.com/remat-compile/remat/targets/ort"
+	"github.com/remat-compile/remat/verify"
+
 	onnxexp "github.com/remat-compile/remat/exporters/onnx"
+	"github.com/remat-compile/remat/exporters/report"
 	onnximp "github.com/remat-compile/remat/importers/onnx"
 	"github.com/remat-compile/remat/internal/ort"
+	"github.com/remat-compile/remat/internal/testmodels"
 	"github.com/remat-compile/remat/ir"
 	"github.com/remat-compile/remat/passes/memory"
 	"github.com/remat-compile/remat/passes/remat"
@@ -54,13 +59,13 @@ func onnxChecker(t *testing.T, paths ...string) {
 	}
 }
 
-func readReport(t *testing.T, path string) *compileReport {
+func readReport(t *testing.T, path string) *report.Compile {
 	t.Helper()
 	data, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var r compileReport
+	var r report.Compile
 	if err := json.Unmarshal(data, &r); err != nil {
 		t.Fatalf("-report %s: %v", path, err)
 	}
@@ -174,7 +179,7 @@ func TestCompileUNet(t *testing.T) {
 // command name) with -report, checks what it prints, the report, that the
 // output imports and verifies, and that a second run writes the same
 // bytes; it returns the report.
-func compileAndCheck(t *testing.T, model, out, budget string) *compileReport {
+func compileAndCheck(t *testing.T, model, out, budget string) *report.Compile {
 	t.Helper()
 	rep := out + ".json"
 	code, stdout, stderr := run(t, model, "-o", out, "-budget", budget, "-report", rep)
@@ -238,15 +243,15 @@ func compileAndCheck(t *testing.T, model, out, budget string) *compileReport {
 // its rewrite with ONNX Runtime, and checks bitwise-identical outputs and
 // the recompute placement. It returns nil when ORT is unavailable under
 // -short.
-func verifyOutput(t *testing.T, orig, remat string) *verifyReport {
+func verifyOutput(t *testing.T, orig, remat string) *verify.Report {
 	t.Helper()
 	if _, err := ort.Version(); err != nil && testing.Short() {
 		t.Logf("verify skipped: ONNX Runtime unavailable: %v", err)
 		return nil
 	}
-	needORT(t)
+	testmodels.RequireORT(t)
 	code, stdout, stderr := run(t, "verify", "-runs", "1", "-json", orig, remat)
-	var vr verifyReport
+	var vr verify.Report
 	if err := json.Unmarshal([]byte(stdout), &vr); err != nil {
 		t.Fatalf("verify -json: exit %d, %v\n%s\n%s", code, err, stdout, stderr)
 	}
@@ -430,7 +435,7 @@ func TestCompileTrain(t *testing.T) {
 	onnxChecker(t, plain, remat)
 	// ONNX Runtime runs its own order, not the plan's: the predicted peaks
 	// are of ORT's order, and the order constraints bring it closer to
-	// the plan's. At level "disabled" (the order ORTSchedule simulates)
+	// the plan's. At level "disabled" (the order targets/ort simulates)
 	// ORT's measured peak drops by most of the predicted drop.
 	t.Logf("ORT model: %d → %d in ORT's order (%d unforced, %d in plan order), %d constraints: %v",
 		r.ORTBeforePeakBytes, r.ORTAfterPeakBytes, r.ORTUnforcedPeakBytes, r.ORTPlanOrderPeakBytes, r.OrderConstraints, r.OrderedNodes)
@@ -459,15 +464,15 @@ func TestCompileTrain(t *testing.T) {
 // verifyOutputsEqual runs verify and checks only that every output is
 // bitwise identical at every level (not the placement or the peaks); it
 // returns verify's report, nil when skipped.
-func verifyOutputsEqual(t *testing.T, orig, remat string) *verifyReport {
+func verifyOutputsEqual(t *testing.T, orig, remat string) *verify.Report {
 	t.Helper()
 	if _, err := ort.Version(); err != nil && testing.Short() {
 		t.Logf("verify skipped: ONNX Runtime unavailable: %v", err)
 		return nil
 	}
-	needORT(t)
+	testmodels.RequireORT(t)
 	_, stdout, stderr := run(t, "verify", "-runs", "1", "-json", orig, remat)
-	var vr verifyReport
+	var vr verify.Report
 	if err := json.Unmarshal([]byte(stdout), &vr); err != nil {
 		t.Fatalf("verify -json: %v\n%s\n%s", err, stdout, stderr)
 	}
@@ -506,7 +511,7 @@ func TestCompileWarnsWhenORTGainsNothing(t *testing.T) {
 		{866560, 674816, 19, false},
 		{150784, 211456, 0, false}, // nothing recomputed: nothing to warn about
 	} {
-		r := &compileReport{Model: "m.onnx", Output: "o.onnx", ORTBeforePeakBytes: c.before, ORTAfterPeakBytes: c.after, Recomputations: c.recomputations}
+		r := &report.Compile{Model: "m.onnx", Output: "o.onnx", ORTBeforePeakBytes: c.before, ORTAfterPeakBytes: c.after, Recomputations: c.recomputations}
 		var b strings.Builder
 		if err := printCompile(&b, r, res, remat.BudgetFraction(0.9)); err != nil {
 			t.Fatal(err)
@@ -608,11 +613,11 @@ func TestCompileORTRefinement(t *testing.T) {
 	if err := shapes.Infer(g, shapes.Options{RequireStatic: true}); err != nil {
 		t.Fatal(err)
 	}
-	seq, err := onnxexp.ORTSchedule(g, onnxexp.Options{ValueInfo: true})
+	run, err := ortt.Schedule(g, onnxexp.Options{ValueInfo: true})
 	if err != nil {
 		t.Fatal(err)
 	}
-	sim, err := memory.Simulate(g, seq, memory.ORT())
+	sim, err := memory.Simulate(g, run.Seq, ortt.Memory())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -641,7 +646,7 @@ func TestCompileORTRefinement(t *testing.T) {
 func TestCompileKeep(t *testing.T) {
 	dir := t.TempDir()
 	out := filepath.Join(dir, "o.onnx")
-	recomputed := func(args ...string) (*compileReport, []string) {
+	recomputed := func(args ...string) (*report.Compile, []string) {
 		t.Helper()
 		args = append([]string{uModel, "-o", out, "-budget", "80%", "-report", out + ".json"}, args...)
 		if code, stdout, stderr := run(t, args...); code != exitOK {

@@ -4,11 +4,11 @@ import (
 	"context"
 	"flag"
 
-	onnxexp "github.com/remat-compile/remat/exporters/onnx"
+	"github.com/remat-compile/remat/pipeline"
 )
 
 type convertOptions struct {
-	load   loadOptions
+	load   loadFlags
 	out    string
 	shapes bool
 }
@@ -20,26 +20,30 @@ func convertCmd() *command {
 		short: "Import and export a model unchanged but for a topologically sorted node list and, with -shapes, the inferred shapes as value_info.",
 		setup: func(fs *flag.FlagSet) func(context.Context, []string, *Streams) error {
 			o := &convertOptions{}
-			o.load.shapes.register(fs)
+			o.load.register(fs)
 			fs.StringVar(&o.out, "o", "", "output `file` (required)")
 			fs.BoolVar(&o.shapes, "shapes", false, "write every inferred intermediate type as value_info")
-			return func(ctx context.Context, args []string, io *Streams) error {
+			return func(ctx context.Context, args []string, st *Streams) error {
 				if len(args) != 1 {
 					return usagef("convert takes one model file, got %d arguments", len(args))
 				}
 				if o.out == "" {
 					return usagef("convert needs -o out.onnx")
 				}
-				return runConvert(ctx, o, args[0], io)
+				return runConvert(ctx, o, args[0], st)
 			}
 		},
 	}
 }
 
-func runConvert(ctx context.Context, o *convertOptions, path string, io *Streams) error {
-	g, _, err := loadModel(ctx, path, &o.load, io.Err)
+func runConvert(ctx context.Context, o *convertOptions, path string, st *Streams) error {
+	lo, err := o.load.options(st, false)
 	if err != nil {
 		return err
 	}
-	return onnxexp.ExportFile(g, o.out, onnxexp.Options{ValueInfo: o.shapes, Source: path})
+	m, err := pipeline.Load(ctx, path, lo)
+	if err != nil {
+		return err
+	}
+	return m.Export(o.out, nil, o.shapes)
 }

@@ -8,7 +8,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/remat-compile/remat/passes/remat"
+	"github.com/remat-compile/remat/internal/testmodels"
+	"github.com/remat-compile/remat/profiles/measure"
 )
 
 func TestValidateCostUsage(t *testing.T) {
@@ -34,25 +35,11 @@ func TestValidateCostUsage(t *testing.T) {
 	}
 }
 
-func TestNoPlanReason(t *testing.T) {
-	ie := &remat.InfeasibleBudgetError{
-		BudgetError:      &remat.BudgetError{NeedBytes: 2048, HaveBytes: 1024},
-		NoRematPeakBytes: 4096, FloorBytes: 2048, FloorNode: "conv3",
-	}
-	if got := noPlanReason(ie); got != "no plan: the smallest peak is 2.00 KiB > budget 1.00 KiB (node conv3 alone needs 2.00 KiB)" {
-		t.Errorf("floor: %q", got)
-	}
-	ie.FloorBytes = 1500
-	if got := noPlanReason(ie); got != "no plan: the smallest peak is 2.00 KiB > budget 1.00 KiB (50% of the no-remat peak)" {
-		t.Errorf("no floor: %q", got)
-	}
-}
-
 // costRows is a table with one row in each target and one outside, and
 // a budget without a plan.
-func costRows() *costTable {
+func costRows() *measure.CostTable {
 	nan := math.NaN()
-	return &costTable{Profile: "dev.yaml", Level: "disabled", Clock: "cpu", Rounds: 5, ORTVersion: "1.30.0", Rows: []costRow{
+	return &measure.CostTable{Profile: "dev.yaml", Level: "disabled", Clock: "cpu", Rounds: 5, ORTVersion: "1.30.0", Rows: []measure.CostRow{
 		{Model: "m", Kind: "training", Profile: "measured", Budget: "-", PredictedSeconds: 0.010, MeasuredSeconds: 0.011, ErrorPercent: -9.09, Sources: map[string]int{"measured": 10}},
 		{Model: "m", Kind: "training", Profile: "measured", Budget: "80%", PredictedSeconds: 0.012, MeasuredSeconds: 0.016, ErrorPercent: -25,
 			PlanOverheadPercent: 15, PredictedOverheadPercent: 20, MeasuredOverheadPercent: 45.45, OverheadDiffPP: -25.45, Recomputations: 3, HelperNodes: 6,
@@ -81,30 +68,8 @@ func TestPrintCostTable(t *testing.T) {
 	}
 }
 
-func TestCostTableJSON(t *testing.T) {
-	data, err := json.Marshal(jsonSafe(costRows()))
-	if err != nil {
-		t.Fatalf("NaNs must become nulls: %v", err)
-	}
-	var back struct {
-		Clock string `json:"clock"`
-		Rows  []struct {
-			Budget          string   `json:"budget"`
-			MeasuredSeconds *float64 `json:"measured_seconds"`
-			NoPlan          string   `json:"no_plan"`
-		} `json:"rows"`
-	}
-	if err := json.Unmarshal(data, &back); err != nil {
-		t.Fatal(err)
-	}
-	if back.Clock != "cpu" || len(back.Rows) != 3 || back.Rows[0].MeasuredSeconds == nil || *back.Rows[0].MeasuredSeconds != 0.011 ||
-		back.Rows[2].MeasuredSeconds != nil || back.Rows[2].NoPlan == "" {
-		t.Errorf("JSON: %s", data)
-	}
-}
-
 func TestValidateCostCommand(t *testing.T) {
-	needORT(t)
+	testmodels.RequireORT(t)
 	dir := t.TempDir()
 	prof := filepath.Join(dir, "dev.yaml")
 	model := "zoo:unet"

@@ -2,182 +2,40 @@ package main
 
 import (
 	"bytes"
-	"encoding/binary"
 	"encoding/json"
 	"flag"
-	"math"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"testing"
 
-	onnxexp "github.com/remat-compile/remat/exporters/onnx"
-	onnximp "github.com/remat-compile/remat/importers/onnx"
-	"github.com/remat-compile/remat/internal/onnxpb"
-	"github.com/remat-compile/remat/internal/ort"
-	"github.com/remat-compile/remat/ir"
-	"google.golang.org/protobuf/proto"
+	"github.com/remat-compile/remat/internal/testmodels"
+	"github.com/remat-compile/remat/verify"
 )
 
 var updateVerify = flag.Bool("update-verify", false, "rewrite the fixtures under testdata/verify")
 
-// uVariant selects how buildU writes the U-Net-like model U of the research
-// note (ort-execution.md): four 1×1 Conv+Relu encoder blocks e1, e2, e3, b,
-// decoder blocks d3 = B(b+e3), d2 = B(d3+e2), d1 = B(d2+e1), then
-// y = Conv(d1); every activation is [1,16,64,64] float32 (256 KiB).
-type uVariant struct {
-	// remat recomputes e1 and e2 (two Conv+Relu pairs, "_rc1" names) right
-	// before dec2_add, so that e1 and e2 are not live across the decoder.
-	remat bool
-	// dep adds the depreshape fake dependency on d3 (research note, Q4):
-	// without it ORT hoists the chain at "disabled" and merges it (CSE)
-	// from "basic" up.
-	dep bool
-	// meta writes the remat-compile.recompute metadata; metaJSON, when
-	// set, is written as its value instead.
-	meta     bool
-	metaJSON string
-	// perturb changes one weight of the final conv.
-	perturb bool
-	// extraOutput adds d2 as a second graph output.
-	extraOutput bool
-}
-
-var uShape = []int64{1, 16, 64, 64}
-
-const (
-	uChannels = 16
-	uTensor   = 1 * 16 * 64 * 64 * 4 // bytes of one activation
-)
-
-// uMetadata is the plan of the remat variant: ORT's 5 live activations at
-// dec3_add become 4.
-func uMetadata() rematMetadata {
-	return rematMetadata{
-		Version: 1, Solver: "hand", BudgetBytes: 4 * uTensor,
-		PredictedPeakBytes: 4 * uTensor, OriginalPeakBytes: 5 * uTensor,
-		Recompute: []recomputeEntry{
-			{Node: "enc1_conv_rc1", Original: "enc1_conv", Outputs: []string{"enc1_c_rc1"}, After: "dec3_relu", Before: "enc1_relu_rc1"},
-			{Node: "enc1_relu_rc1", Original: "enc1_relu", Outputs: []string{"e1_rc1"}, After: "dec3_relu", Before: "enc2_conv_rc1"},
-			{Node: "enc2_conv_rc1", Original: "enc2_conv", Outputs: []string{"enc2_c_rc1"}, After: "dec3_relu", Before: "enc2_relu_rc1"},
-			{Node: "enc2_relu_rc1", Original: "enc2_relu", Outputs: []string{"e2_rc1"}, After: "dec3_relu", Before: "dec2_add"},
-		},
-	}
-}
-
-// buildUGraph builds the model U in the given variant.
-func buildUGraph(t testing.TB, v uVariant) *ir.Graph {
-	t.Helper()
-	g := ir.NewGraph("u")
-	g.Opsets = []ir.Opset{{Domain: "", Version: 17}}
-	act := ir.TensorOf(ir.Float32, uShape...)
-	x := g.AddInput("x", act)
-	seed := uint64(1)
-	param := func(name string, shape []int64, scale float32) *ir.Value {
-		n := int64(1)
-		for _, d := range shape {
-			n *= d
-		}
-		raw := make([]byte, 4*n)
-		for i := range n {
-			seed = seed*6364136223846793005 + 1442695040888963407
-			f := (float32(seed>>40)/(1<<24)*2 - 1) * scale
-			binary.LittleEndian.PutUint32(raw[4*i:], math.Float32bits(f))
-		}
-		return g.AddParam(name, ir.TensorOf(ir.Float32, shape...), &ir.Tensor{Name: name, DType: ir.Float32, Shape: shape, Raw: raw})
-	}
-	node := func(op, name string, in []*ir.Value, out string, typ ir.TensorType, attrs ...ir.Attr) *ir.Value {
-		n := g.NewNode(op, "", in, []string{out})
-		n.Name = name
-		for _, a := range attrs {
-			n.SetAttr(a)
-		}
-		n.Outputs[0].Type = typ
-		return n.Outputs[0]
-	}
-	// block is Conv1x1+Relu; a recomputation reads the very same weights.
-	weights := map[string][2]*ir.Value{}
-	block := func(p, suffix string, in *ir.Value, out string) *ir.Value {
-		w, ok := weights[p]
-		if !ok {
-			w = [2]*ir.Value{param(p+".weight", []int64{uChannels, uChannels, 1, 1}, 0.4), param(p+".bias", []int64{uChannels}, 0.1)}
-			weights[p] = w
-		}
-		c := node("Conv", p+"_conv"+suffix, []*ir.Value{in, w[0], w[1]}, p+"_c"+suffix, act, ir.IntsAttr("kernel_shape", 1, 1))
-		return node("Relu", p+"_relu"+suffix, []*ir.Value{c}, out+suffix, act)
-	}
-	e1 := block("enc1", "", x, "e1")
-	e2 := block("enc2", "", e1, "e2")
-	e3 := block("enc3", "", e2, "e3")
-	b := block("bott", "", e3, "b")
-	s3 := node("Add", "dec3_add", []*ir.Value{b, e3}, "s3", act)
-	d3 := block("dec3", "", s3, "d3")
-	if v.remat {
-		in := x
-		if v.dep {
-			// x_rc1 = Reshape(x, Concat([1,16,64,64],
-			//                 Cast(Slice(Reshape(d3, [-1]), [0], [0]))))
-			i64 := func(n int64) ir.TensorType { return ir.TensorOf(ir.Int64, n) }
-			flat := node("Reshape", "dep_rc1_flat", []*ir.Value{d3, g.AddParam("dep_rc1_minus1", i64(1), ir.Int64Tensor([]int64{1}, -1))}, "d3_rc1_flat", ir.TensorOf(ir.Float32, uTensor/4))
-			zero := g.AddParam("dep_rc1_zero", i64(1), ir.Int64Tensor([]int64{1}, 0))
-			empty := node("Slice", "dep_rc1_slice", []*ir.Value{flat, zero, zero}, "d3_rc1_empty", ir.TensorOf(ir.Float32, 0))
-			cast := node("Cast", "dep_rc1_cast", []*ir.Value{empty}, "d3_rc1_empty_i64", ir.TensorOf(ir.Int64, 0), ir.IntAttr("to", 7))
-			shape := g.AddParam("dep_rc1_shape", i64(4), ir.Int64Tensor([]int64{4}, uShape...))
-			s := node("Concat", "dep_rc1_concat", []*ir.Value{shape, cast}, "x_rc1_shape", i64(4), ir.IntAttr("axis", 0))
-			in = node("Reshape", "dep_rc1_reshape", []*ir.Value{x, s}, "x_rc1", act)
-		}
-		e1 = block("enc1", "_rc1", in, "e1")
-		e2 = block("enc2", "_rc1", e1, "e2")
-	}
-	s2 := node("Add", "dec2_add", []*ir.Value{d3, e2}, "s2", act)
-	d2 := block("dec2", "", s2, "d2")
-	s1 := node("Add", "dec1_add", []*ir.Value{d2, e1}, "s1", act)
-	d1 := block("dec1", "", s1, "d1")
-	w := param("out.weight", []int64{uChannels, uChannels, 1, 1}, 0.4)
-	if v.perturb {
-		raw := w.Data.Raw
-		f := math.Float32frombits(binary.LittleEndian.Uint32(raw))
-		binary.LittleEndian.PutUint32(raw, math.Float32bits(f+0.25))
-	}
-	y := node("Conv", "out_conv", []*ir.Value{d1, w, param("out.bias", []int64{uChannels}, 0.1)}, "y", act, ir.IntsAttr("kernel_shape", 1, 1))
-	g.AddOutput(y)
-	if v.extraOutput {
-		g.AddOutput(d2)
-	}
-	meta := v.metaJSON
-	if v.meta && meta == "" {
-		js, err := json.Marshal(uMetadata())
-		if err != nil {
-			t.Fatal(err)
-		}
-		meta = string(js)
-	}
-	if meta != "" {
-		g.Ext = &onnximp.ModelInfo{ProducerName: "remat-compile verify test", MetadataProps: []onnximp.Prop{{Key: metadataKey, Value: meta}}}
-	}
-	return g
-}
-
 // buildU writes the variant to dir/name.onnx.
-func buildU(t testing.TB, dir, name string, v uVariant) string {
+func buildU(t testing.TB, dir, name string, v testmodels.UVariant) string {
 	t.Helper()
-	p := filepath.Join(dir, name+".onnx")
-	if err := onnxexp.ExportFile(buildUGraph(t, v), p, onnxexp.Options{}); err != nil {
+	p, err := testmodels.WriteU(dir, name, v)
+	if err != nil {
 		t.Fatal(err)
 	}
 	return p
 }
 
+const uTensor = testmodels.UTensor
+
 // The fixtures under testdata/verify: the original, the exporter's intended
 // form of its rewrite, and the rewrite without the fake dependency.
 var verifyFixtures = []struct {
 	file string
-	v    uVariant
+	v    testmodels.UVariant
 }{
-	{"u.onnx", uVariant{}},
-	{"u_remat.onnx", uVariant{remat: true, dep: true, meta: true}},
-	{"u_remat_nodep.onnx", uVariant{remat: true, meta: true}},
+	{"u.onnx", testmodels.UVariant{}},
+	{"u_remat.onnx", testmodels.UVariant{Remat: true, Dep: true, Meta: true}},
+	{"u_remat_nodep.onnx", testmodels.UVariant{Remat: true, Meta: true}},
 }
 
 // TestVerifyFixtures checks that testdata/verify holds what buildU writes
@@ -203,18 +61,6 @@ func TestVerifyFixtures(t *testing.T) {
 		if !bytes.Equal(got, want) {
 			t.Errorf("%s is stale (run go test -run TestVerifyFixtures -update-verify)", path)
 		}
-	}
-}
-
-// needORT skips the test under -short when ONNX Runtime cannot be loaded
-// and fails it otherwise, with the setup instructions.
-func needORT(t *testing.T) {
-	t.Helper()
-	if _, err := ort.Version(); err != nil {
-		if testing.Short() {
-			t.Skipf("ONNX Runtime unavailable: %v", err)
-		}
-		t.Fatalf("ONNX Runtime unavailable (use -short to skip the ORT tests): %v", err)
 	}
 }
 
@@ -248,11 +94,11 @@ func TestVerifyUsage(t *testing.T) {
 }
 
 func TestVerifyGoodPair(t *testing.T) {
-	needORT(t)
+	testmodels.RequireORT(t)
 	dir := t.TempDir()
-	orig := buildU(t, dir, "u", uVariant{})
-	remat := buildU(t, dir, "u_remat", uVariant{remat: true, dep: true, meta: true})
-	code, out, errs := run(t, "verify", "-runs", "3", orig, remat)
+	orig := buildU(t, dir, "u", testmodels.UVariant{})
+	rm := buildU(t, dir, "u_remat", testmodels.UVariant{Remat: true, Dep: true, Meta: true})
+	code, out, errs := run(t, "verify", "-runs", "3", orig, rm)
 	if code != exitOK {
 		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, out, errs)
 	}
@@ -266,11 +112,11 @@ func TestVerifyGoodPair(t *testing.T) {
 	}
 
 	// -json, at every level.
-	code, out, errs = run(t, "verify", "-json", "-runs", "2", "-levels", "disabled,basic,extended,layout,all", orig, remat)
+	code, out, errs = run(t, "verify", "-json", "-runs", "2", "-levels", "disabled,basic,extended,layout,all", orig, rm)
 	if code != exitOK {
 		t.Fatalf("-json: exit %d: %s", code, errs)
 	}
-	var r verifyReport
+	var r verify.Report
 	if err := json.Unmarshal([]byte(out), &r); err != nil {
 		t.Fatalf("-json: %v\n%s", err, out)
 	}
@@ -318,11 +164,11 @@ func TestVerifyGoodPair(t *testing.T) {
 }
 
 func TestVerifyHoistedOrMerged(t *testing.T) {
-	needORT(t)
+	testmodels.RequireORT(t)
 	dir := t.TempDir()
-	orig := buildU(t, dir, "u", uVariant{})
-	remat := buildU(t, dir, "u_remat_nodep", uVariant{remat: true, meta: true})
-	code, out, errs := run(t, "verify", "-runs", "1", orig, remat)
+	orig := buildU(t, dir, "u", testmodels.UVariant{})
+	rm := buildU(t, dir, "u_remat_nodep", testmodels.UVariant{Remat: true, Meta: true})
+	code, out, errs := run(t, "verify", "-runs", "1", orig, rm)
 	if code != exitFailure {
 		t.Fatalf("exit %d, want 1\nstdout:\n%s\nstderr:\n%s", code, out, errs)
 	}
@@ -343,8 +189,8 @@ func TestVerifyHoistedOrMerged(t *testing.T) {
 	if !strings.Contains(out, "bitwise identical") || strings.Contains(errs, "differs") {
 		t.Errorf("outputs should be identical:\n%s\n%s", out, errs)
 	}
-	code, out, _ = run(t, "verify", "-json", "-runs", "1", "-levels", "basic", orig, remat)
-	var r verifyReport
+	code, out, _ = run(t, "verify", "-json", "-runs", "1", "-levels", "basic", orig, rm)
+	var r verify.Report
 	if err := json.Unmarshal([]byte(out), &r); err != nil || code != exitFailure {
 		t.Fatalf("exit %d, %v", code, err)
 	}
@@ -354,11 +200,11 @@ func TestVerifyHoistedOrMerged(t *testing.T) {
 }
 
 func TestVerifyOutputsDiffer(t *testing.T) {
-	needORT(t)
+	testmodels.RequireORT(t)
 	dir := t.TempDir()
-	orig := buildU(t, dir, "u", uVariant{})
-	remat := buildU(t, dir, "u_bad", uVariant{remat: true, dep: true, meta: true, perturb: true})
-	code, out, errs := run(t, "verify", "-runs", "1", orig, remat)
+	orig := buildU(t, dir, "u", testmodels.UVariant{})
+	rm := buildU(t, dir, "u_bad", testmodels.UVariant{Remat: true, Dep: true, Meta: true, Perturb: true})
+	code, out, errs := run(t, "verify", "-runs", "1", orig, rm)
 	if code != exitFailure {
 		t.Fatalf("exit %d, want 1\n%s\n%s", code, out, errs)
 	}
@@ -368,8 +214,8 @@ func TestVerifyOutputsDiffer(t *testing.T) {
 	if !strings.Contains(out, "DIFFERS") {
 		t.Errorf("stdout:\n%s", out)
 	}
-	code, out, _ = run(t, "verify", "-json", "-runs", "1", "-levels", "disabled", orig, remat)
-	var r verifyReport
+	code, out, _ = run(t, "verify", "-json", "-runs", "1", "-levels", "disabled", orig, rm)
+	var r verify.Report
 	if err := json.Unmarshal([]byte(out), &r); err != nil || code != exitFailure {
 		t.Fatalf("exit %d, %v", code, err)
 	}
@@ -386,11 +232,11 @@ func TestVerifyOutputsDiffer(t *testing.T) {
 }
 
 func TestVerifyWithoutMetadata(t *testing.T) {
-	needORT(t)
+	testmodels.RequireORT(t)
 	dir := t.TempDir()
-	orig := buildU(t, dir, "u", uVariant{})
-	remat := buildU(t, dir, "u_remat", uVariant{remat: true, dep: true})
-	code, out, errs := run(t, "verify", "-runs", "1", orig, remat)
+	orig := buildU(t, dir, "u", testmodels.UVariant{})
+	rm := buildU(t, dir, "u_remat", testmodels.UVariant{Remat: true, Dep: true})
+	code, out, errs := run(t, "verify", "-runs", "1", orig, rm)
 	if code != exitOK {
 		t.Fatalf("exit %d\n%s\n%s", code, out, errs)
 	}
@@ -398,8 +244,8 @@ func TestVerifyWithoutMetadata(t *testing.T) {
 	if !strings.Contains(errs, want) || !strings.Contains(out, want) {
 		t.Errorf("want %q in stdout and stderr:\n%s\n%s", want, out, errs)
 	}
-	code, out, _ = run(t, "verify", "-json", "-runs", "1", orig, remat)
-	var r verifyReport
+	code, out, _ = run(t, "verify", "-json", "-runs", "1", orig, rm)
+	var r verify.Report
 	if err := json.Unmarshal([]byte(out), &r); err != nil || code != exitOK {
 		t.Fatalf("exit %d, %v", code, err)
 	}
@@ -409,18 +255,18 @@ func TestVerifyWithoutMetadata(t *testing.T) {
 }
 
 func TestVerifyBadInputs(t *testing.T) {
-	needORT(t)
+	testmodels.RequireORT(t)
 	dir := t.TempDir()
-	orig := buildU(t, dir, "u", uVariant{})
-	good := buildU(t, dir, "u_remat", uVariant{remat: true, dep: true, meta: true})
-	extra := buildU(t, dir, "u_extra", uVariant{remat: true, dep: true, meta: true, extraOutput: true})
-	badJSON := buildU(t, dir, "u_badjson", uVariant{remat: true, dep: true, metaJSON: `{"version":1,"recompute":[`})
-	v2 := buildU(t, dir, "u_v2", uVariant{remat: true, dep: true, metaJSON: `{"version":2}`})
-	md := uMetadata()
+	orig := buildU(t, dir, "u", testmodels.UVariant{})
+	good := buildU(t, dir, "u_remat", testmodels.UVariant{Remat: true, Dep: true, Meta: true})
+	extra := buildU(t, dir, "u_extra", testmodels.UVariant{Remat: true, Dep: true, Meta: true, ExtraOutput: true})
+	badJSON := buildU(t, dir, "u_badjson", testmodels.UVariant{Remat: true, Dep: true, MetaJSON: `{"version":1,"recompute":[`})
+	v2 := buildU(t, dir, "u_v2", testmodels.UVariant{Remat: true, Dep: true, MetaJSON: `{"version":2}`})
+	md := testmodels.UMetadata()
 	md.Recompute[0].Node = "enc1_conv_rc9"
 	md.Recompute[1].After = "nowhere"
 	js, _ := json.Marshal(md)
-	badNames := buildU(t, dir, "u_badnames", uVariant{remat: true, dep: true, metaJSON: string(js)})
+	badNames := buildU(t, dir, "u_badnames", testmodels.UVariant{Remat: true, Dep: true, MetaJSON: string(js)})
 	garbage := filepath.Join(dir, "garbage.onnx")
 	os.WriteFile(garbage, []byte("not a model"), 0o644)
 	for _, tt := range []struct {
@@ -452,167 +298,5 @@ func TestVerifyBadInputs(t *testing.T) {
 		if strings.Contains(errs, "panic") || strings.Contains(errs, "internal error") {
 			t.Errorf("%v: %s", tt.args, errs)
 		}
-	}
-}
-
-// TestPlacementMatching checks the event matching on profiles as ORT 1.30
-// wrote them for the U remat models (event names, op types and node
-// indices copied from real runs), without running ORT.
-func TestPlacementMatching(t *testing.T) {
-	type ev struct {
-		name, op string
-		index    int
-	}
-	events := func(list ...ev) *ort.Profile {
-		p := &ort.Profile{}
-		for _, e := range list {
-			p.Nodes = append(p.Nodes, ort.NodeEvent{Name: e.name, OpType: e.op, NodeIndex: e.index})
-		}
-		return p
-	}
-	dep := &plan{md: ptr(uMetadata()), g: buildUGraph(t, uVariant{remat: true, dep: true})}
-	late := &plan{md: ptr(uMetadata()), g: buildUGraph(t, uVariant{remat: true})}
-	for _, tt := range []struct {
-		name string
-		plan *plan
-		prof *ort.Profile
-		// want gives, per recompute node, the event it ran as and "" or
-		// a substring of the problem.
-		want map[string][2]string
-	}{
-		{"dep/extended: FusedConv keeps the conv's name and absorbs the relu", dep, events(
-			ev{"enc1_conv", "FusedConv", 27}, ev{"enc2_conv", "FusedConv", 28}, ev{"enc3_conv", "FusedConv", 29}, ev{"bott_conv", "FusedConv", 30},
-			ev{"dec3_add", "Add", 8}, ev{"dec3_conv", "FusedConv", 31},
-			ev{"dep_rc1_flat", "Reshape", 11}, ev{"dep_rc1_slice", "Slice", 12}, ev{"dep_rc1_cast", "Cast", 13}, ev{"dep_rc1_concat", "Concat", 14}, ev{"dep_rc1_reshape", "Reshape", 15},
-			ev{"enc1_conv_rc1", "FusedConv", 32}, ev{"enc2_conv_rc1", "FusedConv", 33},
-			ev{"dec2_add", "Add", 20}, ev{"dec2_conv", "FusedConv", 34}, ev{"dec1_add", "Add", 23}, ev{"dec1_conv", "FusedConv", 35}, ev{"out_conv", "Conv", 26}),
-			map[string][2]string{"enc1_conv_rc1": {"enc1_conv_rc1", ""}, "enc1_relu_rc1": {"enc1_conv_rc1", ""}, "enc2_conv_rc1": {"enc2_conv_rc1", ""}, "enc2_relu_rc1": {"enc2_conv_rc1", ""}}},
-		{"dep/all: NCHWc names the fused conv after its output", dep, events(
-			ev{"ReorderInput", "ReorderInput", 37}, ev{"e1_nchwc", "Conv", 36}, ev{"e2_nchwc", "Conv", 38}, ev{"e3_nchwc", "Conv", 39}, ev{"b_nchwc", "Conv", 40},
-			ev{"dec3_add", "Add", 8}, ev{"d3_nchwc", "Conv", 41}, ev{"ReorderOutput", "ReorderOutput", 54},
-			ev{"dep_rc1_flat", "Reshape", 11}, ev{"dep_rc1_slice", "Slice", 12}, ev{"dep_rc1_cast", "Cast", 13}, ev{"dep_rc1_concat", "Concat", 14}, ev{"dep_rc1_reshape", "Reshape", 15},
-			ev{"ReorderInput_token_12", "ReorderInput", 43}, ev{"e1_rc1_nchwc", "Conv", 42}, ev{"Reshape_token_26", "Reshape", 50}, ev{"e2_rc1_nchwc", "Conv", 44},
-			ev{"Reshape_token_16", "Reshape", 46}, ev{"Reshape", "Reshape", 45}, ev{"dec2_add", "Add", 20}, ev{"Reshape_token_19", "Reshape", 47}, ev{"d2_nchwc", "Conv", 48},
-			ev{"Reshape_token_24", "Reshape", 49}, ev{"dec1_add", "Add", 23}, ev{"Reshape_token_28", "Reshape", 51}, ev{"d1_nchwc", "Conv", 52}, ev{"y_nchwc", "Conv", 53}, ev{"ReorderOutput_token_34", "ReorderOutput", 55}),
-			map[string][2]string{"enc1_conv_rc1": {"e1_rc1_nchwc", ""}, "enc1_relu_rc1": {"e1_rc1_nchwc", ""}, "enc2_conv_rc1": {"e2_rc1_nchwc", ""}, "enc2_relu_rc1": {"e2_rc1_nchwc", ""}}},
-		{"late/basic: CSE kept the copies and dropped the originals", late, events(
-			ev{"enc1_conv_rc1", "Conv", 11}, ev{"enc1_relu_rc1", "Relu", 12}, ev{"enc2_conv_rc1", "Conv", 13}, ev{"enc2_relu_rc1", "Relu", 14},
-			ev{"enc3_conv", "Conv", 4}, ev{"enc3_relu", "Relu", 5}, ev{"bott_conv", "Conv", 6}, ev{"bott_relu", "Relu", 7},
-			ev{"dec3_add", "Add", 8}, ev{"dec3_conv", "Conv", 9}, ev{"dec3_relu", "Relu", 10}, ev{"dec2_add", "Add", 15},
-			ev{"dec2_conv", "Conv", 16}, ev{"dec2_relu", "Relu", 17}, ev{"dec1_add", "Add", 18}, ev{"dec1_conv", "Conv", 19}, ev{"dec1_relu", "Relu", 20}, ev{"out_conv", "Conv", 21}),
-			map[string][2]string{"enc1_conv_rc1": {"enc1_conv_rc1", `original "enc1_conv" no longer runs`}, "enc2_relu_rc1": {"enc2_relu_rc1", "ORT hoisted"}}},
-		{"dep/disabled: a recompute missing from the profile", dep, events(
-			ev{"enc1_conv", "Conv", 0}, ev{"enc1_relu", "Relu", 1}, ev{"enc2_conv", "Conv", 2}, ev{"enc2_relu", "Relu", 3}, ev{"dec3_relu", "Relu", 10}, ev{"enc2_conv_rc1", "Conv", 18}, ev{"enc2_relu_rc1", "Relu", 19}, ev{"dec2_add", "Add", 20}),
-			map[string][2]string{"enc1_conv_rc1": {"", "missing from ORT's profile"}, "enc2_relu_rc1": {"enc2_relu_rc1", ""}}},
-	} {
-		t.Run(tt.name, func(t *testing.T) {
-			got := map[string]placementReport{}
-			for _, pr := range checkPlacement(tt.plan, tt.prof, nil) {
-				got[pr.Node] = pr
-			}
-			for node, want := range tt.want {
-				pr, ok := got[node]
-				if !ok {
-					t.Fatalf("no report for %s", node)
-				}
-				if pr.Event != want[0] {
-					t.Errorf("%s ran as %q (%s), want %q", node, pr.Event, pr.Match, want[0])
-				}
-				if want[1] == "" && !pr.OK || want[1] != "" && !strings.Contains(pr.Problem, want[1]) {
-					t.Errorf("%s: ok %v, problem %q; want problem %q", node, pr.OK, pr.Problem, want[1])
-				}
-			}
-		})
-	}
-}
-
-func ptr[T any](x T) *T { return &x }
-
-// TestPlacementTracing checks the tracing through the graph ORT ran
-// (optGraph), without running ORT: optimized graphs written by hand in the
-// forms ORT's optimizers produce, with a profile that runs their nodes in
-// order.
-func TestPlacementTracing(t *testing.T) {
-	late := &plan{md: ptr(uMetadata()), g: buildUGraph(t, uVariant{remat: true})}
-	type onode struct {
-		name, op string
-		in, out  []string
-	}
-	build := func(nodes ...onode) ([]byte, *ort.Profile) {
-		mp := &onnxpb.ModelProto{Graph: &onnxpb.GraphProto{Name: proto.String("u")}}
-		prof := &ort.Profile{}
-		for i, n := range nodes {
-			mp.Graph.Node = append(mp.Graph.Node, &onnxpb.NodeProto{Name: proto.String(n.name), OpType: proto.String(n.op), Input: n.in, Output: n.out})
-			prof.Nodes = append(prof.Nodes, ort.NodeEvent{Name: n.name, OpType: n.op, NodeIndex: i})
-		}
-		data, err := proto.Marshal(mp)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return data, prof
-	}
-	head := []onode{
-		{"enc1_conv", "FusedConv", []string{"x", "enc1.weight", "enc1.bias"}, []string{"e1"}},
-		{"enc2_conv", "FusedConv", []string{"e1", "enc2.weight", "enc2.bias"}, []string{"e2"}},
-		{"dec3_relu", "Relu", []string{"s3"}, []string{"d3"}},
-	}
-	tail := onode{"dec2_add", "Add", []string{"d3", "e2_rc1"}, []string{"s2"}}
-	for _, tt := range []struct {
-		name  string
-		nodes []onode
-		// want gives, per recompute node, the event it ran as ("" when
-		// it is not located) and "" or a substring of the problem.
-		want map[string][2]string
-	}{
-		{"fused with generated names: traced through the tensors ORT created", append(slices.Clone(head),
-			onode{"enc1_conv_rc1/Fusion", "FusedConv", []string{"x", "enc1.weight", "enc1.bias"}, []string{"fusion_token_1"}},
-			onode{"reshape_token_2", "Reshape", []string{"fusion_token_1", "shape_token_0"}, []string{"e1_rc1"}},
-			onode{"FusedConv_token_3", "FusedConv", []string{"e1_rc1", "enc2.weight", "enc2.bias"}, []string{"e2_rc1"}},
-			tail),
-			map[string][2]string{"enc1_conv_rc1": {"enc1_conv_rc1/Fusion", ""}, "enc1_relu_rc1": {"enc1_conv_rc1/Fusion", ""},
-				"enc2_conv_rc1": {"FusedConv_token_3", ""}, "enc2_relu_rc1": {"FusedConv_token_3", ""}}},
-		{"CSE merged the first copy: the kernel that reads the original's output does not compute it", append(slices.Clone(head),
-			onode{"FusedConv_token_3", "FusedConv", []string{"e1", "enc2.weight", "enc2.bias"}, []string{"e2_rc1"}},
-			tail),
-			map[string][2]string{"enc1_conv_rc1": {"", "cannot be verified"}, "enc1_relu_rc1": {"", "cannot be verified"},
-				"enc2_conv_rc1": {"", "cannot be verified"}, "enc2_relu_rc1": {"FusedConv_token_3", ""}}},
-		{"hoisted: the fused copy runs before its \"after\" node", []onode{head[0], head[1],
-			{"FusedConv_token_3", "FusedConv", []string{"x", "enc1.weight", "enc1.bias"}, []string{"e1_rc1"}},
-			{"FusedConv_token_4", "FusedConv", []string{"e1_rc1", "enc2.weight", "enc2.bias"}, []string{"e2_rc1"}},
-			head[2], tail},
-			map[string][2]string{"enc1_conv_rc1": {"FusedConv_token_3", "ORT hoisted"}, "enc2_conv_rc1": {"FusedConv_token_4", "ORT hoisted"}}},
-		{"NCHWc: the copy back to the plain layout runs late; the recompute is the blocked kernel", append(slices.Clone(head),
-			onode{"e1_rc1_nchwc", "Conv", []string{"x", "enc1.weight", "enc1.bias"}, []string{"reorder_token_5"}},
-			onode{"e2_rc1_nchwc", "Conv", []string{"reorder_token_5", "enc2.weight", "enc2.bias"}, []string{"reorder_token_6"}},
-			onode{"ReorderOutput_token_7", "ReorderOutput", []string{"reorder_token_6"}, []string{"e2_rc1"}},
-			tail,
-			onode{"ReorderOutput_token_8", "ReorderOutput", []string{"reorder_token_5"}, []string{"e1_rc1"}}),
-			map[string][2]string{"enc1_relu_rc1": {"e1_rc1_nchwc", ""}, "enc2_relu_rc1": {"e2_rc1_nchwc", ""}}},
-		{"the \"after\" node is gone: unverifiable, not passed", []onode{head[0], head[1],
-			{"FusedConv_token_3", "FusedConv", []string{"x", "enc1.weight", "enc1.bias"}, []string{"e1_rc1"}},
-			{"FusedConv_token_4", "FusedConv", []string{"e1_rc1", "enc2.weight", "enc2.bias"}, []string{"e2_rc1"}},
-			{"dec2_add", "Add", []string{"s3", "e2_rc1"}, []string{"s2"}}},
-			map[string][2]string{"enc1_conv_rc1": {"FusedConv_token_3", `its "after" node "dec3_relu" is not in the graph ORT ran`}}},
-	} {
-		t.Run(tt.name, func(t *testing.T) {
-			data, prof := build(tt.nodes...)
-			og, err := parseOptGraph(data, prof)
-			if err != nil {
-				t.Fatal(err)
-			}
-			got := map[string]placementReport{}
-			for _, pr := range checkPlacement(late, prof, og) {
-				got[pr.Node] = pr
-			}
-			for node, want := range tt.want {
-				pr := got[node]
-				if pr.Event != want[0] {
-					t.Errorf("%s ran as %q (%s), want %q", node, pr.Event, pr.Match, want[0])
-				}
-				if want[1] == "" && !pr.OK || want[1] != "" && !strings.Contains(pr.Problem, want[1]) {
-					t.Errorf("%s: ok %v, problem %q; want problem %q", node, pr.OK, pr.Problem, want[1])
-				}
-			}
-		})
 	}
 }

@@ -51,13 +51,27 @@ type Options struct {
 	// numbers, as the "remat-compile.recompute" metadata (see remat.go).
 	Remat     *remat.RewriteResult
 	RematInfo RematInfo
-	// Order lists extra order constraints for ONNX Runtime, applied with
-	// Remat (after the recompute chains' dependencies): each holds its
-	// Node back until its After node has run, through a fake data
-	// dependency that never uses a Conv's bias and never separates a
-	// Conv, ConvTranspose, Gemm or MatMul from the node after it (see
-	// remat.go, CanForceOrder and ORTSchedule).
-	Order []OrderConstraint
+	// Order lists extra order constraints, applied with Remat (after the
+	// recompute chains' dependencies): each holds its Node back until its
+	// After node has run, through a fake dependency on After's first
+	// tensor output in the depreshape form (on a data input that no Conv,
+	// ConvTranspose, Gemm or MatMul produces, unless Node is one of those
+	// itself, so that ORT's fusions of such a node with the activation or
+	// Add after it survive) or, for a Reshape, the depshape form; never
+	// depbias. A node that already has a dependency (from a recompute
+	// chain or an earlier constraint) gets one more empty tensor on its
+	// Concat instead, unless that dependency is a depbias. CanForceOrder
+	// tells whether a node can take a constraint.
+	Order []remat.OrderConstraint
+	// RuntimeOrder, when set, is the order model of the runtime the model
+	// is written for: the positions of a written root node list in the
+	// order the runtime runs it (targets/ort gives ONNX Runtime's). The
+	// rematerialization's forcing (Options.Remat) checks every recompute
+	// chain against it and adds dependencies wherever the runtime would
+	// run a chain before its place. Nil means a runtime that follows the
+	// file's order: then only the dependencies that defeat common
+	// subexpression elimination are added.
+	RuntimeOrder func(nodes []WrittenNode) []int
 	// SinksLast writes the root graph's sinks (nodes whose outputs no node
 	// reads) last, in reverse order, after the rematerialization's helper
 	// nodes are added: ONNX Runtime then finishes them in the order g has
@@ -170,7 +184,7 @@ func (ex *exporter) model(g *ir.Graph) (*onnxpb.ModelProto, error) {
 		return nil, err
 	}
 	// The root's nodes, written in g's order, before the forcer inserts
-	// its helpers (ORTSchedule maps the written order back through them).
+	// its helpers (Written maps the written order back through them).
 	ex.rootProtos = slices.Clone(mp.Graph.Node)
 	if len(ex.opts.Order) > 0 && ex.opts.Remat == nil {
 		return nil, errors.New("onnx export: Options.Order needs Options.Remat")

@@ -3,10 +3,12 @@ package onnx
 import (
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strconv"
 
+	"github.com/remat-compile/remat/internal/atomicfile"
 	"github.com/remat-compile/remat/internal/onnxpb"
 	"github.com/remat-compile/remat/ir"
 	"google.golang.org/protobuf/proto"
@@ -47,70 +49,35 @@ func ExportFile(g *ir.Graph, path string, opts Options) error {
 
 	// Write everything to temporary files, then rename: the data files
 	// first, the model last.
-	var temps []string
-	defer func() {
-		for _, t := range temps {
-			os.Remove(t)
-		}
-	}()
-	type rename struct{ from, to string }
-	var renames []rename
+	var set atomicfile.Set
+	defer set.Abort()
 	for _, f := range files {
 		if err := os.MkdirAll(filepath.Dir(f.path), 0o755); err != nil {
 			return fmt.Errorf("onnx export: %w", err)
 		}
-		tmp, err := writeTemp(f.path, f.chunks...)
-		if tmp != "" {
-			temps = append(temps, tmp)
-		}
-		if err != nil {
-			return err
-		}
-		renames = append(renames, rename{tmp, f.path})
-	}
-	tmp, err := writeTemp(path, data)
-	if tmp != "" {
-		temps = append(temps, tmp)
-	}
-	if err != nil {
-		return err
-	}
-	renames = append(renames, rename{tmp, path})
-	for _, r := range renames {
-		if err := os.Rename(r.from, r.to); err != nil {
+		if err := set.Add(f.path, writeChunks(f.chunks...)); err != nil {
 			return fmt.Errorf("onnx export: %w", err)
 		}
 	}
-	temps = nil
+	if err := set.Add(path, writeChunks(data)); err != nil {
+		return fmt.Errorf("onnx export: %w", err)
+	}
+	if err := set.Commit(); err != nil {
+		return fmt.Errorf("onnx export: %w", err)
+	}
 	return nil
 }
 
-// writeTemp writes chunks to a new temporary file next to path and returns
-// its name.
-func writeTemp(path string, chunks ...[]byte) (string, error) {
-	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp*")
-	if err != nil {
-		return "", fmt.Errorf("onnx export: %w", err)
-	}
-	name := f.Name()
-	for _, c := range chunks {
-		if _, err := f.Write(c); err != nil {
-			f.Close()
-			return name, fmt.Errorf("onnx export: writing %s: %w", path, err)
+// writeChunks returns a writer of chunks, in order.
+func writeChunks(chunks ...[]byte) func(io.Writer) error {
+	return func(w io.Writer) error {
+		for _, c := range chunks {
+			if _, err := w.Write(c); err != nil {
+				return err
+			}
 		}
+		return nil
 	}
-	if err := f.Chmod(0o644); err != nil {
-		f.Close()
-		return name, fmt.Errorf("onnx export: %w", err)
-	}
-	if err := f.Sync(); err != nil {
-		f.Close()
-		return name, fmt.Errorf("onnx export: writing %s: %w", path, err)
-	}
-	if err := f.Close(); err != nil {
-		return name, fmt.Errorf("onnx export: writing %s: %w", path, err)
-	}
-	return name, nil
 }
 
 // SamePath reports whether two paths name the same file (or would, for

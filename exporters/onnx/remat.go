@@ -10,6 +10,7 @@ import (
 
 	"github.com/remat-compile/remat/internal/onnxpb"
 	"github.com/remat-compile/remat/ir"
+	"github.com/remat-compile/remat/passes/remat"
 	"google.golang.org/protobuf/proto"
 )
 
@@ -31,17 +32,17 @@ import (
 //     chain's "after" node, on each of the chain's entry nodes (those
 //     that read nothing the chain computes) that such a duplicate
 //     depends on;
-//  3. simulates ORT's order on the written node list (ortorder.go), and
+//  3. simulates the runtime's order on the written node list
+//     (Options.RuntimeOrder; for ONNX Runtime, targets/ort), and
 //     while it runs a duplicate before its chain's "after" node, gives
 //     the first such chain, in plan order, the dependency on the entries
 //     that duplicate depends on, and simulates again: the new nodes change
 //     the indices and so ORT's order. Each round forces at least one more
 //     entry, so the loop ends;
-//  4. applies Options.Order, the caller's order constraints (remat-compile
-//     chooses them by simulating ORT's order, ORTSchedule, under its
-//     memory model): each gives a node the same kind of dependency on
-//     another node's output, never in the depbias form and never on an
-//     input that a Conv, ConvTranspose, Gemm or MatMul produces (unless
+//  4. applies Options.Order, the caller's order constraints (targets/ort
+//     chooses them by simulating ORT's order under its memory model):
+//     each gives a node the same kind of dependency on another node's
+//     output, never in the depbias form and never on an input that a Conv, ConvTranspose, Gemm or MatMul produces (unless
 //     the node is one of those), so that ORT's fusions survive
 //     (chooseOrderDep, CanForceOrder); a node that already has a
 //     dependency gets one more empty tensor on its Concat. Step 3 runs
@@ -409,23 +410,9 @@ func (f *forcer) forceChains() error {
 	}
 }
 
-// OrderConstraint asks the exporter (Options.Order) to make ONNX Runtime
-// run Node after After, which must not depend on Node: Node gets a fake
-// dependency on After's first tensor output, in the depreshape form (on a
-// data input that no Conv, ConvTranspose, Gemm or MatMul produces, unless
-// Node is one of those itself, so that ORT's fusions of such a node with
-// the activation or Add after it survive) or, for a Reshape, the depshape
-// form; never depbias. A node that already has a dependency (from a
-// recompute chain or an earlier constraint) gets one more empty tensor on
-// its Concat instead, unless that dependency is a depbias. CanForceOrder
-// tells whether a node can take a constraint.
-type OrderConstraint struct {
-	Node, After *ir.Node
-}
-
 // CanForceOrder reports whether an order constraint (Options.Order) can
 // hold n back without a depbias and without breaking a fusion (see
-// OrderConstraint). It refuses nodes that read nothing but parameters,
+// Options.Order). It refuses nodes that read nothing but parameters,
 // directly or through other nodes: from level "basic" up ORT folds them
 // into initializers, and a dependency would stop that and change the
 // kernels after them (measured: the gradient seed of a training graph).
@@ -513,7 +500,7 @@ func chooseOrderDep(e *ir.Node) (depKind, int, error) {
 }
 
 // forceOrder applies one order constraint.
-func (f *forcer) forceOrder(oc OrderConstraint) error {
+func (f *forcer) forceOrder(oc remat.OrderConstraint) error {
 	n := oc.Node
 	c := &chain{after: oc.After, nodes: []*ir.Node{n}, set: map[*ir.Node]bool{n: true}, forced: map[*ir.Node]bool{}, order: true}
 	if d := f.deps[n]; d != nil {
@@ -565,17 +552,23 @@ func (f *forcer) addDependencies(c *chain, entries []*ir.Node) error {
 	return nil
 }
 
-// violation finds the first recompute node, in plan order, that ORT would
-// run before its chain's "after" node, and returns its chain and the entry
+// violation finds the first recompute node, in plan order, that the
+// runtime (Options.RuntimeOrder) would run before its chain's "after" node, and returns its chain and the entry
 // nodes to give a dependency; nil when there is none.
 func (f *forcer) violation() (*chain, []*ir.Node, error) {
+	if f.ex.opts.RuntimeOrder == nil {
+		return nil, nil, nil // the runtime follows the file, which has the plan's order
+	}
 	nodes := f.gp.Node
 	if f.ex.opts.SinksLast {
 		nodes = sinksLast(nodes) // as the model will be written
 	}
-	order := ortOrder(nodes)
+	order := f.ex.opts.RuntimeOrder(writtenNodes(nodes, nil))
 	rank := make(map[*onnxpb.NodeProto]int, len(order))
 	for r, p := range order {
+		if p < 0 || p >= len(nodes) {
+			return nil, nil, fmt.Errorf("onnx export: Options.RuntimeOrder returned position %d of %d nodes", p, len(nodes))
+		}
 		rank[nodes[p]] = r
 	}
 	for _, c := range f.chains {

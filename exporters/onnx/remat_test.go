@@ -12,9 +12,12 @@ import (
 	"strings"
 	"testing"
 
+	ortt "github.com/remat-compile/remat/targets/ort"
+
 	exporter "github.com/remat-compile/remat/exporters/onnx"
 	"github.com/remat-compile/remat/internal/onnxpb"
 	"github.com/remat-compile/remat/internal/ort"
+	"github.com/remat-compile/remat/internal/testmodels"
 	"github.com/remat-compile/remat/ir"
 	"github.com/remat-compile/remat/passes/remat"
 	"github.com/remat-compile/remat/passes/remat/checkpointall"
@@ -245,7 +248,7 @@ func exportCase(t *testing.T, c rematCase) *rematExport {
 	}
 	r.g = g
 	r.info = exporter.RematInfo{Solver: "hand", BudgetBytes: res.PeakBytes, PredictedPeakBytes: res.PeakBytes, OriginalPeakBytes: baseRes.PeakBytes}
-	r.remat = mustExport(t, g, exporter.Options{ValueInfo: true, Remat: r.rw, RematInfo: r.info})
+	r.remat = mustExport(t, g, exporter.Options{ValueInfo: true, Remat: r.rw, RuntimeOrder: ortt.Order, RematInfo: r.info})
 	return r
 }
 
@@ -343,7 +346,7 @@ func TestRematExport(t *testing.T) {
 			}
 
 			// ORT's order, simulated, is the plan's.
-			order, err := exporter.ORTOrder(r.remat)
+			order, err := ortt.OrderOfModel(r.remat)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -357,7 +360,7 @@ func TestRematExport(t *testing.T) {
 				t.Errorf("simulated ORT order %v\nplan %v", sim, r.planNames)
 			}
 			// Exporting is deterministic.
-			if again := mustExport(t, r.g, exporter.Options{ValueInfo: true, Remat: r.rw, RematInfo: r.info}); !bytes.Equal(again, r.remat) {
+			if again := mustExport(t, r.g, exporter.Options{ValueInfo: true, Remat: r.rw, RuntimeOrder: ortt.Order, RematInfo: r.info}); !bytes.Equal(again, r.remat) {
 				t.Errorf("a second export differs")
 			}
 			p := filepath.Join(dir, c.name+"_remat.onnx")
@@ -392,7 +395,7 @@ print("ok")
 // keep its recomputations where the plan put them: ORT hoists them at
 // "disabled" and CSE merges them at "all".
 func TestRematORTWithoutDependencies(t *testing.T) {
-	needORT(t)
+	testmodels.RequireORT(t)
 	dir := t.TempDir()
 	for _, c := range rematCases[:2] {
 		r := exportCase(t, c)
@@ -442,7 +445,7 @@ func TestRematExportUnforceable(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = exporter.Export(b.g, exporter.Options{Remat: rw})
+	_, err = exporter.Export(b.g, exporter.Options{Remat: rw, RuntimeOrder: ortt.Order})
 	if err == nil || !strings.Contains(err.Error(), "two Reshapes") {
 		t.Errorf("export: %v", err)
 	}
@@ -465,7 +468,7 @@ func TestRematExportNoRecompute(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	out := unmarshal(t, mustExport(t, g, exporter.Options{Remat: rw, RematInfo: exporter.RematInfo{Solver: "checkpoint-all"}}))
+	out := unmarshal(t, mustExport(t, g, exporter.Options{Remat: rw, RuntimeOrder: ortt.Order, RematInfo: exporter.RematInfo{Solver: "checkpoint-all"}}))
 	md := metadata(t, out)
 	if rc, ok := md["recompute"].([]any); !ok || len(rc) != 0 || md["solver"] != "checkpoint-all" {
 		t.Errorf("metadata %v", md)
@@ -480,12 +483,12 @@ func TestRematExportErrors(t *testing.T) {
 	c := rematCases[0]
 	r := exportCase(t, c)
 	// A rewrite of another graph.
-	if _, err := exporter.Export(buildU(), exporter.Options{Remat: r.rw}); err == nil || !strings.Contains(err.Error(), "Options.Remat") {
+	if _, err := exporter.Export(buildU(), exporter.Options{Remat: r.rw, RuntimeOrder: ortt.Order}); err == nil || !strings.Contains(err.Error(), "Options.Remat") {
 		t.Errorf("foreign rewrite: %v", err)
 	}
 	// Unnamed recompute nodes cannot be named in the metadata.
 	r.rw.Recomputes[0].Node.Name = ""
-	if _, err := exporter.Export(r.g, exporter.Options{Remat: r.rw}); err == nil || !strings.Contains(err.Error(), "no name") {
+	if _, err := exporter.Export(r.g, exporter.Options{Remat: r.rw, RuntimeOrder: ortt.Order}); err == nil || !strings.Contains(err.Error(), "no name") {
 		t.Errorf("unnamed node: %v", err)
 	}
 }
@@ -497,7 +500,7 @@ func TestRematExportErrors(t *testing.T) {
 // activation peak is lower than the original's. At "disabled" ORT's order
 // is exactly the simulated one.
 func TestRematORT(t *testing.T) {
-	needORT(t)
+	testmodels.RequireORT(t)
 	dir := t.TempDir()
 	for _, c := range rematCases {
 		t.Run(c.name, func(t *testing.T) {
@@ -536,7 +539,7 @@ func TestRematORT(t *testing.T) {
 					t.Errorf("level %s: %s", level, msg)
 				}
 				if level == "disabled" {
-					order, _ := exporter.ORTOrder(r.remat)
+					order, _ := ortt.OrderOfModel(r.remat)
 					var sim []string
 					for _, p := range order {
 						sim = append(sim, mp.Graph.Node[p].GetName())
@@ -754,7 +757,7 @@ func BenchmarkRematExport(b *testing.B) {
 			}
 			var out []byte
 			for b.Loop() {
-				if out, err = exporter.Export(mbd.g, exporter.Options{Remat: rw}); err != nil {
+				if out, err = exporter.Export(mbd.g, exporter.Options{Remat: rw, RuntimeOrder: ortt.Order}); err != nil {
 					b.Fatal(err)
 				}
 			}
@@ -789,10 +792,10 @@ func buildBranches() *ir.Graph {
 	return b.g
 }
 
-// scheduleNames returns the names of ORTSchedule's nodes.
+// scheduleNames returns the names of ORT's simulated order (targets/ort Schedule)'s nodes.
 func scheduleNames(t *testing.T, g *ir.Graph, opts exporter.Options) []string {
 	t.Helper()
-	seq, err := exporter.ORTSchedule(g, opts)
+	seq, err := ortSeq(g, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -813,7 +816,7 @@ func irNode(g *ir.Graph, name string) *ir.Node {
 }
 
 // TestRematExportOrderConstraint: an order constraint (Options.Order)
-// holds its node back until its "after" node has run, in ORTSchedule's
+// holds its node back until its "after" node has run, in ORT's simulated order (targets/ort Schedule)'s
 // simulated order and in the written model's (ORTOrder), through a
 // depreshape on the node's data input; the recompute chain stays after
 // its "after" node. CanForceOrder refuses a Relu that reads a Conv (the
@@ -824,7 +827,7 @@ func irNode(g *ir.Graph, name string) *ir.Node {
 func TestRematExportOrderConstraint(t *testing.T) {
 	c := rematCase{name: "branches", build: buildBranches, recompute: map[string][]string{"skip": {"a1_conv", "a1_relu"}}}
 	r := exportCase(t, c)
-	base := exporter.Options{ValueInfo: true, Remat: r.rw, RematInfo: r.info}
+	base := exporter.Options{ValueInfo: true, Remat: r.rw, RuntimeOrder: ortt.Order, RematInfo: r.info}
 	before := func(names []string, x, y string) bool {
 		i, j := slices.Index(names, x), slices.Index(names, y)
 		if i < 0 || j < 0 {
@@ -844,17 +847,17 @@ func TestRematExportOrderConstraint(t *testing.T) {
 		t.Error("CanForceOrder(b1_relu) = true: a dependency between b1_conv and b1_relu breaks their fusion")
 	}
 	opts := base
-	opts.Order = []exporter.OrderConstraint{{Node: b1, After: a2}}
+	opts.Order = []remat.OrderConstraint{{Node: b1, After: a2}}
 	forced := scheduleNames(t, r.g, opts)
 	if before(forced, "b1_conv", "a2_relu") {
-		t.Errorf("with the constraint ORTSchedule still runs b1_conv before a2_relu: %v", forced)
+		t.Errorf("with the constraint ORT's simulated order (targets/ort Schedule) still runs b1_conv before a2_relu: %v", forced)
 	}
 	if !before(forced, "post_relu", "a1_conv_rc1") {
 		t.Errorf("the recompute chain runs before its after node: %v", forced)
 	}
 	model := mustExport(t, r.g, opts)
 	mp := unmarshal(t, model)
-	order, err := exporter.ORTOrder(model)
+	order, err := ortt.OrderOfModel(model)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -865,7 +868,7 @@ func TestRematExportOrderConstraint(t *testing.T) {
 		}
 	}
 	if !slices.Equal(written, forced) {
-		t.Errorf("ORTOrder of the written model\n  %v\nORTSchedule\n  %v", written, forced)
+		t.Errorf("ORTOrder of the written model\n  %v\nORT's simulated order (targets/ort Schedule)\n  %v", written, forced)
 	}
 	np := protoNode(mp, "b1_conv")
 	if dep := producerOf(mp, np.GetInput()[0]); dep == nil || !isDep(dep.GetName()) || dep.GetOpType() != "Reshape" {
@@ -885,7 +888,7 @@ func TestRematExportOrderConstraint(t *testing.T) {
 		t.Error("CanForceOrder(Neg of a parameter) = true; ORT constant-folds it")
 	}
 
-	needORT(t)
+	testmodels.RequireORT(t)
 	dir := t.TempDir()
 	orig := filepath.Join(dir, "branches.onnx")
 	rm := filepath.Join(dir, "branches_ordered.onnx")
@@ -918,7 +921,7 @@ func TestRematExportOrderConstraint(t *testing.T) {
 				}
 			}
 			if !slices.Equal(ran, forced) {
-				t.Errorf("ORT ran\n  %v\nORTSchedule\n  %v", ran, forced)
+				t.Errorf("ORT ran\n  %v\nORT's simulated order (targets/ort Schedule)\n  %v", ran, forced)
 			}
 		}
 	}
@@ -947,7 +950,7 @@ func TestRematExportRetainedCopy(t *testing.T) {
 	if len(copies) != 2 || copies["pc_rc1"][0] != copies["pc_rc2"][0] {
 		t.Fatalf("the rewrite does not give the case: both copies of pc should read the same retained tensor: %v", copies)
 	}
-	data, err := exporter.Export(b.g, exporter.Options{ValueInfo: true, Remat: rw, RematInfo: exporter.RematInfo{Solver: "hand"}})
+	data, err := exporter.Export(b.g, exporter.Options{ValueInfo: true, Remat: rw, RuntimeOrder: ortt.Order, RematInfo: exporter.RematInfo{Solver: "hand"}})
 	if err != nil {
 		t.Fatalf("export: %v", err)
 	}
@@ -977,7 +980,7 @@ func TestRematExportFoldableAnchor(t *testing.T) {
 	if rw.Recomputes[0].After == nil || rw.Recomputes[0].After.Name != "fold" {
 		t.Fatalf("the rewrite runs the chain after %v, want fold", rw.Recomputes[0].After)
 	}
-	data, err := exporter.Export(b.g, exporter.Options{ValueInfo: true, Remat: rw, RematInfo: exporter.RematInfo{Solver: "hand"}})
+	data, err := exporter.Export(b.g, exporter.Options{ValueInfo: true, Remat: rw, RuntimeOrder: ortt.Order, RematInfo: exporter.RematInfo{Solver: "hand"}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -360,7 +360,7 @@ func (im *importer) build(gd *tfpb.GraphDef, info *ModelInfo, weights map[string
 		}
 		info := ir.LookupOp(ir.TFDomain, nd.GetOp())
 		if info != nil && (dataIn < info.MinIn || info.MaxIn != ir.Variadic && dataIn > info.MaxIn) {
-			im.errorf(pos, "has %d data inputs; %s takes %s", dataIn, nd.GetOp(), ir.Arity(info.MinIn, info.MaxIn))
+			im.errorf(pos, "has %d data inputs; %s takes %s", dataIn, nd.GetOp(), info.InputArity())
 			continue
 		}
 		highest, read := maxRead[nd.GetName()]
@@ -542,7 +542,7 @@ func outputCount(nd *tfpb.NodeDef, info *ir.OpInfo, highest int) (int, error) {
 			return 0, fmt.Errorf("%s has a variable number of outputs and no %s to say how many", nd.GetOp(), strings.TrimPrefix(from, "attribute "))
 		}
 		if n < int64(info.MinOut) || info.MaxOut != ir.Variadic && n > int64(info.MaxOut) || n > maxOutputs {
-			return 0, fmt.Errorf("%s = %d outputs; %s produces %s (at most %d)", from, n, nd.GetOp(), ir.Arity(info.MinOut, info.MaxOut), maxOutputs)
+			return 0, fmt.Errorf("%s = %d outputs; %s produces %s (at most %d)", from, n, nd.GetOp(), info.OutputArity(), maxOutputs)
 		}
 	default:
 		if v, ok := nd.GetAttr()["_output_shapes"].GetValue().(*tfpb.AttrValue_List); ok && len(v.List.GetShape()) > 0 {

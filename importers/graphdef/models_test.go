@@ -1,20 +1,19 @@
 package graphdef_test
 
 import (
-	"bufio"
 	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/remat-compile/remat/importers/graphdef"
 	"github.com/remat-compile/remat/ir"
 	"github.com/remat-compile/remat/ir/irtext"
+	"github.com/remat-compile/remat/pipeline"
 )
 
 // tfManifest returns the manifest of the real TensorFlow.js models that
@@ -45,37 +44,12 @@ func tfManifest(t *testing.T) string {
 	return p
 }
 
-type tfModel struct {
-	name, path string
-	inputs     []string // NAME:DIMS[:dtype]
-}
-
-func tfModels(t *testing.T) []tfModel {
-	manifest := tfManifest(t)
-	f, err := os.Open(manifest)
+func tfModels(t *testing.T) []pipeline.ModelSpec {
+	specs, err := pipeline.ReadManifest(tfManifest(t))
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer f.Close()
-	var ms []tfModel
-	sc := bufio.NewScanner(f)
-	for line := 1; sc.Scan(); line++ {
-		if line == 1 {
-			continue // header
-		}
-		cols := strings.Split(sc.Text(), "\t")
-		if len(cols) < 5 {
-			t.Fatalf("%s:%d: %d columns, want 5", manifest, line, len(cols))
-		}
-		ms = append(ms, tfModel{name: cols[0], path: cols[1], inputs: strings.Fields(cols[4])})
-	}
-	if err := sc.Err(); err != nil {
-		t.Fatal(err)
-	}
-	if len(ms) == 0 {
-		t.Fatalf("%s lists no models", manifest)
-	}
-	return ms
+	return specs
 }
 
 // rawModel is what the test reads from model.json itself, independently of
@@ -123,15 +97,15 @@ var tfjsWeightSums = map[string]string{
 // against TensorFlow.js's, and the shards kept byte for byte.
 func TestRealModels(t *testing.T) {
 	for _, m := range tfModels(t) {
-		t.Run(m.name, func(t *testing.T) {
-			g, err := graphdef.ImportFile(m.path, graphdef.Options{})
+		t.Run(m.Name, func(t *testing.T) {
+			g, err := graphdef.ImportFile(m.Source, graphdef.Options{})
 			if err != nil {
 				t.Fatal(err)
 			}
 			if err := ir.Verify(g); err != nil {
 				t.Fatal(err)
 			}
-			data, err := os.ReadFile(m.path)
+			data, err := os.ReadFile(m.Source)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -186,26 +160,17 @@ func TestRealModels(t *testing.T) {
 			}
 
 			// Inputs as the model manifest lists them (NAME:DIMS[:dtype]).
-			if len(g.Inputs) != len(m.inputs) {
-				t.Errorf("%d graph inputs, the manifest lists %v", len(g.Inputs), m.inputs)
+			if len(g.Inputs) != len(m.InputShapes) {
+				t.Errorf("%d graph inputs, the manifest lists %d", len(g.Inputs), len(m.InputShapes))
 			}
-			for i, spec := range m.inputs {
-				if i >= len(g.Inputs) {
-					break
+			for _, in := range g.Inputs {
+				dims, ok := m.InputShapes[in.Name]
+				dt, typed := m.InputTypes[in.Name]
+				if !typed {
+					dt = ir.Float32
 				}
-				parts := strings.Split(spec, ":")
-				dt := ir.Float32
-				if len(parts) > 2 {
-					dt = map[string]ir.DType{"int32": ir.Int32}[parts[2]]
-				}
-				var dims []int64
-				for _, d := range strings.Split(parts[1], "x") {
-					n, _ := strconv.ParseInt(d, 10, 64)
-					dims = append(dims, n)
-				}
-				in := g.Inputs[i]
-				if in.Name != parts[0] || !in.Type.Equal(ir.TensorOf(dt, dims...)) {
-					t.Errorf("input %d: %s:%v, the manifest says %s", i, in.Name, in.Type, spec)
+				if !ok || !in.Type.Equal(ir.TensorOf(dt, dims...)) {
+					t.Errorf("input %s:%v, the manifest says %v %v", in.Name, in.Type, dt, dims)
 				}
 			}
 			if len(g.Outputs) == 0 {
@@ -225,7 +190,7 @@ func TestRealModels(t *testing.T) {
 			var dequantized, storedTotal int64
 			for gi, grp := range raw.WeightsManifest {
 				for _, p := range grp.Paths {
-					b, err := os.ReadFile(filepath.Join(filepath.Dir(m.path), p))
+					b, err := os.ReadFile(filepath.Join(filepath.Dir(m.Source), p))
 					if err != nil {
 						t.Fatal(err)
 					}
@@ -259,12 +224,12 @@ func TestRealModels(t *testing.T) {
 					storedTotal += int64(len(ew.Stored))
 				}
 			}
-			if want, ok := tfjsWeightSums[m.name]; ok {
+			if want, ok := tfjsWeightSums[m.Name]; ok {
 				if got := hex.EncodeToString(decoded.Sum(nil)); got != want {
 					t.Errorf("decoded weights: SHA-256 %s, TensorFlow.js decodes them to %s", got, want)
 				}
 			} else {
-				t.Logf("no TensorFlow.js weight checksum recorded for %s", m.name)
+				t.Logf("no TensorFlow.js weight checksum recorded for %s", m.Name)
 			}
 			if !bytes.Equal(append(stored, info.TFJS.Trailing...), shards) {
 				t.Errorf("the weights' stored bytes (%d) and the trailing bytes (%d) do not make up the shards (%d bytes)", len(stored), len(info.TFJS.Trailing), len(shards))
@@ -281,7 +246,7 @@ func TestRealModels(t *testing.T) {
 				len(raw.ModelTopology.Node), len(g.Nodes), len(g.Inputs), len(g.Params), storedTotal, dequantized, edges, len(g.Outputs))
 
 			// The IR text form holds the whole graph.
-			if _, err := irtext.Parse(m.name, irtext.Format(g)); err != nil {
+			if _, err := irtext.Parse(m.Name, irtext.Format(g)); err != nil {
 				t.Errorf("the IR text does not parse back: %v", err)
 			}
 		})

@@ -389,10 +389,10 @@ func (im *importer) graph(g *ir.Graph, gp *onnxpb.GraphProto, gi *GraphInfo, par
 		ins, outs := np.GetInput(), np.GetOutput()
 		if info := ir.LookupOp(domain, op); info != nil {
 			if len(ins) < info.MinIn || info.MaxIn != ir.Variadic && len(ins) > info.MaxIn {
-				im.errorf(pos, "has %d inputs; %s takes %s", len(ins), op, ir.Arity(info.MinIn, info.MaxIn))
+				im.errorf(pos, "has %d inputs; %s takes %s", len(ins), op, info.InputArity())
 			}
 			if len(outs) < info.MinOut || info.MaxOut != ir.Variadic && len(outs) > info.MaxOut {
-				im.errorf(pos, "has %d outputs; %s produces %s", len(outs), op, ir.Arity(info.MinOut, info.MaxOut))
+				im.errorf(pos, "has %d outputs; %s produces %s", len(outs), op, info.OutputArity())
 			}
 		}
 		n := g.NewNode(op, domain, make([]*ir.Value, len(ins)), make([]string, len(outs)))

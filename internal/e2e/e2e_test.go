@@ -12,6 +12,7 @@ import (
 	onnxexp "github.com/remat-compile/remat/exporters/onnx"
 	onnximp "github.com/remat-compile/remat/importers/onnx"
 	"github.com/remat-compile/remat/internal/ort"
+	"github.com/remat-compile/remat/internal/testmodels"
 	"github.com/remat-compile/remat/ir"
 	"github.com/remat-compile/remat/passes/shapes"
 )
@@ -20,7 +21,7 @@ import (
 // file that ONNX Runtime runs to bitwise-identical outputs, at the levels
 // disabled and all, on the same seeded inputs.
 func TestRoundTripRunsBitwiseIdentical(t *testing.T) {
-	requireORT(t)
+	testmodels.RequireORT(t)
 	for _, c := range allModels(t) {
 		t.Run(c.name, func(t *testing.T) {
 			for _, vi := range []bool{false, true} {
@@ -71,7 +72,7 @@ func roundTrip(t *testing.T, c modelCase, vi bool) {
 // TestShapesMatchRuntime: the inferred type of every node output of the
 // root graph equals the dtype and shape ONNX Runtime produced.
 func TestShapesMatchRuntime(t *testing.T) {
-	requireORT(t)
+	testmodels.RequireORT(t)
 	for _, c := range allModels(t) {
 		t.Run(c.name, func(t *testing.T) {
 			g, err := onnximp.ImportFile(c.path, onnximp.Options{})

@@ -16,6 +16,7 @@ import (
 	onnxexp "github.com/remat-compile/remat/exporters/onnx"
 	onnximp "github.com/remat-compile/remat/importers/onnx"
 	"github.com/remat-compile/remat/internal/ort"
+	"github.com/remat-compile/remat/internal/testmodels"
 	"github.com/remat-compile/remat/ir"
 	"github.com/remat-compile/remat/passes/autodiff"
 	"github.com/remat-compile/remat/passes/shapes"
@@ -238,7 +239,7 @@ func gradErrRatio(g, num, noise float64) float64 {
 // TestWholeModelGradients checks the training graph's gradients of five zoo
 // models against finite differences (see the comment at the top).
 func TestWholeModelGradients(t *testing.T) {
-	requireORT(t)
+	testmodels.RequireORT(t)
 	var all []gradEntry
 	for _, m := range gradModels {
 		t.Run(m.label(), func(t *testing.T) {
@@ -294,7 +295,7 @@ func gradTable(entries []gradEntry) string {
 // resolved with a nonzero gradient, and a gradient made nonzero where the
 // true one is exactly zero must fail too. Two models keep it fast.
 func TestGradientComparatorCatchesWrongGradients(t *testing.T) {
-	requireORT(t)
+	testmodels.RequireORT(t)
 	for _, m := range []gradModel{{name: "vgg16"}, {name: "transformer_encoder"}} {
 		t.Run(m.name, func(t *testing.T) {
 			entries, _ := checkModelGradients(t, m)

@@ -1,13 +1,10 @@
 package e2e
 
 import (
-	"bufio"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
-	"strings"
 	"sync"
 	"testing"
 
@@ -17,6 +14,7 @@ import (
 	"github.com/remat-compile/remat/internal/zoo"
 	"github.com/remat-compile/remat/ir"
 	"github.com/remat-compile/remat/passes/shapes"
+	"github.com/remat-compile/remat/pipeline"
 )
 
 // modelCase is one model file with the input shapes and fixed input values
@@ -97,25 +95,16 @@ func realModels(t *testing.T) []modelCase {
 		}
 		t.Fatal("REMAT_MODELS is not set: run the tests through scripts/test.sh, which fetches the real models of ../shared/models")
 	}
-	f, err := os.Open(manifest)
+	specs, err := pipeline.ReadManifest(manifest)
 	if err != nil {
 		t.Fatalf("real-model manifest: %v", err)
 	}
-	defer f.Close()
 	var cases []modelCase
-	sc := bufio.NewScanner(f)
-	for line := 0; sc.Scan(); line++ {
-		if line == 0 {
-			continue // header
-		}
-		cols := strings.Split(sc.Text(), "\t")
-		if len(cols) < 5 {
-			t.Fatalf("manifest line %d: %d columns, want 5", line+1, len(cols))
-		}
-		c := modelCase{name: "real/" + cols[0], path: cols[1], shapes: map[string][]int64{}, fixed: map[string]ort.Tensor{}, external: true}
-		for _, spec := range strings.Fields(cols[4]) {
-			if err := c.addInputSpec(spec); err != nil {
-				t.Fatalf("manifest %s: %v", cols[0], err)
+	for _, s := range specs {
+		c := modelCase{name: "real/" + s.Name, path: s.Source, shapes: s.InputShapes, fixed: map[string]ort.Tensor{}, external: true}
+		for name, v := range s.InputValues {
+			if c.fixed[name], err = ort.Filled("int64", s.InputShapes[name], v); err != nil {
+				t.Fatalf("manifest %s: input %s: %v", s.Name, name, err)
 			}
 		}
 		cases = append(cases, c)
@@ -124,47 +113,6 @@ func realModels(t *testing.T) []modelCase {
 		t.Fatalf("manifest %s lists %d models, want the 5 of ../shared/models", manifest, len(cases))
 	}
 	return cases
-}
-
-// addInputSpec parses name:1x3x640x640 or name:scalar:int64=16000.
-func (c *modelCase) addInputSpec(spec string) error {
-	parts := strings.Split(spec, ":")
-	if len(parts) < 2 {
-		return fmt.Errorf("input spec %q: want name:shape[:dtype=value]", spec)
-	}
-	name := parts[0]
-	var dims []int64
-	if parts[1] != "scalar" {
-		for _, d := range strings.Split(parts[1], "x") {
-			n, err := strconv.ParseInt(d, 10, 64)
-			if err != nil {
-				return fmt.Errorf("input spec %q: %v", spec, err)
-			}
-			dims = append(dims, n)
-		}
-	}
-	c.shapes[name] = dims
-	if len(parts) == 3 {
-		dt, val, ok := strings.Cut(parts[2], "=")
-		if !ok || dt != "int64" {
-			return fmt.Errorf("input spec %q: only int64=VALUE fixed inputs are supported", spec)
-		}
-		v, err := strconv.ParseInt(val, 10, 64)
-		if err != nil {
-			return fmt.Errorf("input spec %q: %v", spec, err)
-		}
-		n := ort.NumElements(dims)
-		data := make([]int64, n)
-		for i := range data {
-			data[i] = v
-		}
-		t, err := ort.NewTensor(dims, data)
-		if err != nil {
-			return err
-		}
-		c.fixed[name] = t
-	}
-	return nil
 }
 
 func allModels(t *testing.T) []modelCase {
@@ -218,14 +166,4 @@ func python(t *testing.T) string {
 	}
 	t.Fatal("python3 with the onnx module is missing: apt-get install python3-onnx (scripts/setup.sh does)")
 	return ""
-}
-
-func requireORT(t *testing.T) {
-	t.Helper()
-	if _, err := ort.Version(); err != nil {
-		if testing.Short() {
-			t.Skipf("ONNX Runtime unavailable (%v); skipped in -short mode", err)
-		}
-		t.Fatal(err)
-	}
 }

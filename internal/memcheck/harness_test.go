@@ -1,16 +1,13 @@
 package memcheck
 
 import (
-	"bufio"
 	"context"
 	"fmt"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 
 	onnxexp "github.com/remat-compile/remat/exporters/onnx"
-	onnximp "github.com/remat-compile/remat/importers/onnx"
 	"github.com/remat-compile/remat/internal/ort"
 	"github.com/remat-compile/remat/internal/zoo"
 	"github.com/remat-compile/remat/ir"
@@ -18,6 +15,7 @@ import (
 	"github.com/remat-compile/remat/passes/autodiff"
 	"github.com/remat-compile/remat/passes/memory"
 	"github.com/remat-compile/remat/passes/shapes"
+	"github.com/remat-compile/remat/pipeline"
 )
 
 // modelCase is one model to measure: how to build its graph (with static
@@ -103,92 +101,33 @@ func manifestPath() (string, error) {
 	return p, nil
 }
 
-// realCases reads the manifest of ../shared/models: name, path, sha256,
-// source and input specs (x:1x3x640x640, sr:scalar:int64=16000).
+// realCases reads the manifest of ../shared/models (pipeline.ReadManifest):
+// each model loads as the pipeline loads it, with the manifest's input
+// shapes, and runs with its fixed input values.
 func realCases(manifest string) ([]modelCase, error) {
-	f, err := os.Open(manifest)
+	specs, err := pipeline.ReadManifest(manifest)
 	if err != nil {
 		return nil, err
 	}
-	defer f.Close()
 	var cases []modelCase
-	sc := bufio.NewScanner(f)
-	for line := 1; sc.Scan(); line++ {
-		if line == 1 {
-			continue // header
-		}
-		cols := strings.Split(sc.Text(), "\t")
-		if len(cols) < 5 {
-			return nil, fmt.Errorf("%s:%d: %d columns, want 5", manifest, line, len(cols))
-		}
-		c := modelCase{name: cols[0], shapes: map[string][]int64{}, fixed: map[string]ort.Tensor{}, source: cols[1]}
-		for _, spec := range strings.Fields(cols[4]) {
-			if err := c.addInputSpec(spec); err != nil {
-				return nil, fmt.Errorf("%s:%d: %v", manifest, line, err)
+	for _, s := range specs {
+		c := modelCase{name: s.Name, shapes: s.InputShapes, fixed: map[string]ort.Tensor{}, source: s.Source}
+		for name, v := range s.InputValues {
+			if c.fixed[name], err = ort.Filled("int64", s.InputShapes[name], v); err != nil {
+				return nil, fmt.Errorf("%s: input %s: %w", s.Name, name, err)
 			}
 		}
-		path := cols[1]
-		dims := map[string][]ir.Dim{}
-		for k, s := range c.shapes {
-			d := make([]ir.Dim, len(s))
-			for i, n := range s {
-				d[i] = ir.D(n)
-			}
-			dims[k] = d
-		}
+		lo := s.LoadOptions(pipeline.LoadOptions{RequireStatic: true})
 		c.build = func() (*ir.Graph, error) {
-			g, err := onnximp.ImportFile(path, onnximp.Options{})
+			m, err := pipeline.Load(context.Background(), s.Source, lo)
 			if err != nil {
 				return nil, err
 			}
-			if err := shapes.Infer(g, shapes.Options{InputShapes: dims, RequireStatic: true, File: filepath.Base(path)}); err != nil {
-				return nil, err
-			}
-			return g, nil
+			return m.Graph, nil
 		}
 		cases = append(cases, c)
 	}
-	return cases, sc.Err()
-}
-
-// addInputSpec parses name:1x3x640x640 or name:scalar:int64=16000.
-func (c *modelCase) addInputSpec(spec string) error {
-	parts := strings.Split(spec, ":")
-	if len(parts) < 2 {
-		return fmt.Errorf("input spec %q: want name:shape[:dtype=value]", spec)
-	}
-	name := parts[0]
-	dims := []int64{}
-	if parts[1] != "scalar" {
-		for _, d := range strings.Split(parts[1], "x") {
-			n, err := strconv.ParseInt(d, 10, 64)
-			if err != nil {
-				return fmt.Errorf("input spec %q: %v", spec, err)
-			}
-			dims = append(dims, n)
-		}
-	}
-	c.shapes[name] = dims
-	if len(parts) == 3 {
-		dt, val, ok := strings.Cut(parts[2], "=")
-		if !ok || dt != "int64" {
-			return fmt.Errorf("input spec %q: only int64=VALUE fixed inputs are supported", spec)
-		}
-		v, err := strconv.ParseInt(val, 10, 64)
-		if err != nil {
-			return fmt.Errorf("input spec %q: %v", spec, err)
-		}
-		data := make([]int64, ort.NumElements(dims))
-		for i := range data {
-			data[i] = v
-		}
-		t, err := ort.NewTensor(dims, data)
-		if err != nil {
-			return err
-		}
-		c.fixed[name] = t
-	}
-	return nil
+	return cases, nil
 }
 
 // measurement is one model run in ORT, mapped onto the IR.

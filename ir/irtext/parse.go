@@ -581,10 +581,10 @@ func (p *parser) node(g *ir.Graph) {
 	}
 	if info := n.Info(); info != nil {
 		if in := len(n.Inputs); in < info.MinIn || info.MaxIn != ir.Variadic && in > info.MaxIn {
-			p.errorf(opTok, "%s takes %s inputs, found %d", shown, ir.Arity(info.MinIn, info.MaxIn), in)
+			p.errorf(opTok, "%s takes %s inputs, found %d", shown, info.InputArity(), in)
 		}
 		if out := len(n.Outputs); out < info.MinOut || info.MaxOut != ir.Variadic && out > info.MaxOut {
-			p.errorf(opTok, "%s produces %s outputs, found %d", shown, ir.Arity(info.MinOut, info.MaxOut), out)
+			p.errorf(opTok, "%s produces %s outputs, found %d", shown, info.OutputArity(), out)
 		}
 	}
 	if p.peek().isWord("captures") && p.peekAt(1).is("(") {

@@ -37,6 +37,14 @@ type Recompute struct {
 	Before *ir.Node
 }
 
+// OrderConstraint asks the writer of a rewritten graph to make the
+// runtime run Node only after After has run (After must not depend on
+// Node). The targets choose them (targets/ort) and the exporters apply
+// them in their format's way (exporters/onnx: a fake data dependency).
+type OrderConstraint struct {
+	Node, After *ir.Node
+}
+
 // Chains groups the recomputations into chains: maximal runs of
 // consecutive entries with the same After, in plan order.
 func (rw *RewriteResult) Chains() [][]Recompute {

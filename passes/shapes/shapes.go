@@ -402,12 +402,12 @@ func (in *inferer) node(n *ir.Node, depth int) {
 		return
 	}
 	if nin := len(n.Inputs); nin < info.MinIn || (info.MaxIn != ir.Variadic && nin > info.MaxIn) {
-		c.errf("has %d inputs; %s takes %s", nin, n.Op, ir.Arity(info.MinIn, info.MaxIn))
+		c.errf("has %d inputs; %s takes %s", nin, n.Op, info.InputArity())
 		in.finishAll(c)
 		return
 	}
 	if nout := len(n.Outputs); nout < info.MinOut || (info.MaxOut != ir.Variadic && nout > info.MaxOut) {
-		c.errf("has %d outputs; %s produces %s", nout, n.Op, ir.Arity(info.MinOut, info.MaxOut))
+		c.errf("has %d outputs; %s produces %s", nout, n.Op, info.OutputArity())
 		in.finishAll(c)
 		return
 	}

@@ -182,7 +182,7 @@ func solveLP(ctx context.Context, p *remat.Problem, progress func(remat.Progress
 		rep.report(caRes.TotalSeconds, sum, "checkpoint-all fits")
 		return finish(p, ca, LPName, caRes.TotalSeconds, sum, true), nil
 	}
-	if remat.PeakFloor(p) > p.BudgetBytes {
+	if p.Floor().Bytes > p.BudgetBytes {
 		return nil, budgetError(p, ca, caRes.PeakBytes, true)
 	}
 	forms := []FreeForm{opts.Model.Free}

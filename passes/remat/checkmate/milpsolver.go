@@ -101,9 +101,9 @@ func solveMILP(ctx context.Context, p *remat.Problem, progress func(remat.Progre
 		rep.report(caRes.TotalSeconds, sum, "checkpoint-all fits")
 		return finish(p, ca, MILPName, caRes.TotalSeconds, sum, true), nil
 	}
-	if remat.PeakFloor(p) > p.BudgetBytes {
+	if p.Floor().Bytes > p.BudgetBytes {
 		pl, peak, least := minPeak(ctx, p, opts, remaining(), ca, caRes.PeakBytes, p.BudgetBytes)
-		return nil, budgetError(p, pl, peak, least || peak == remat.PeakFloor(p))
+		return nil, budgetError(p, pl, peak, least || peak == p.Floor().Bytes)
 	}
 
 	// The start, canonicalised, if it passes Check.

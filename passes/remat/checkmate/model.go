@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"math/bits"
 	"strconv"
 
 	"github.com/remat-compile/remat/internal/milp"
@@ -232,23 +231,8 @@ func BuildMILP(p *remat.Problem, opts ModelOptions) (*Formulation, error) {
 // power of two 2^s that brings the largest M_i/g below 2^11. Dividing an
 // integer below 2^53 by a power of two is exact in float64.
 func (f *Formulation) scaleMemory() {
-	var g int64
-	for _, b := range f.coarse.Bytes {
-		if b > 0 {
-			g = gcd(g, b)
-		}
-	}
-	if g == 0 {
-		g = 1
-	}
-	var maxM int64
-	for _, b := range f.coarse.Bytes {
-		maxM = max(maxM, b/g)
-	}
-	if l := bits.Len64(uint64(maxM)); l > 11 {
-		f.shift = uint(l - 11)
-	}
-	f.gcd = g
+	g, shift := milp.MemoryScale(f.coarse.Bytes, 11)
+	f.gcd, f.shift = g, shift
 	f.PeakUnit = float64(g)
 	f.MemUnit = float64(g) * math.Ldexp(1, int(f.shift))
 	f.memUnits = make([]float64, f.n)
@@ -260,22 +244,7 @@ func (f *Formulation) scaleMemory() {
 // scaleObjective picks the objective unit: the power of two nearest below
 // the largest C_i (1 when every cost is 0).
 func (f *Formulation) scaleObjective() {
-	maxC := 0.0
-	for _, c := range f.coarse.Seconds {
-		maxC = max(maxC, c)
-	}
-	f.ObjUnit = 1
-	if maxC > 0 {
-		_, e := math.Frexp(maxC)
-		f.ObjUnit = math.Ldexp(1, e-1)
-	}
-}
-
-func gcd(a, b int64) int64 {
-	for b != 0 {
-		a, b = b, a%b
-	}
-	return a
+	f.ObjUnit = milp.ObjectiveUnit(f.coarse.Seconds)
 }
 
 // lastReads computes need[i], the last stage in which node i's value can

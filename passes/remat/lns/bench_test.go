@@ -73,32 +73,20 @@ func solveAt(tb testing.TB, s remat.Solver, p *remat.Problem, budget int64, limi
 	_, baseCost := noRemat(tb, p)
 	q := *p
 	q.BudgetBytes = budget
-	ctx, cancel := context.WithTimeout(context.Background(), limit)
-	defer cancel()
-	best, bestAt := math.Inf(1), 0.0
-	start := time.Now()
-	plan, err := s.Solve(ctx, &q, func(pr remat.Progress) {
-		if pr.Incumbent < best {
-			best, bestAt = pr.Incumbent, pr.Elapsed
-		}
-	})
-	o := outcome{budget: budget, total: time.Since(start).Seconds(), overhead: math.NaN(), gap: math.NaN(), err: err}
-	if err != nil {
+	t := remat.SolveTimed(context.Background(), s, &q, limit)
+	o := outcome{budget: budget, total: t.Total, overhead: math.NaN(), gap: math.NaN(), err: t.Err}
+	if t.Err != nil {
 		return o
 	}
-	res, err := remat.Check(&q, plan)
-	if err != nil {
-		tb.Fatalf("%s: the plan fails Check: %v", s.Name, err)
+	if t.CheckErr != nil {
+		tb.Fatalf("%s: the plan fails Check: %v", s.Name, t.CheckErr)
 	}
-	o.peak = res.PeakBytes
-	o.overhead = 100 * (res.TotalSeconds - baseCost) / baseCost
-	if plan.LowerBound > 0 {
-		o.gap = 100 * plan.Gap
+	o.peak = t.Check.PeakBytes
+	o.overhead = 100 * (t.Check.TotalSeconds - baseCost) / baseCost
+	if t.Plan.LowerBound > 0 {
+		o.gap = 100 * t.Plan.Gap
 	}
-	o.toBest = o.total
-	if best <= res.TotalSeconds*(1+1e-9) {
-		o.toBest = bestAt
-	}
+	o.toBest = t.ToBest
 	return o
 }
 
@@ -107,7 +95,7 @@ func solveAt(tb testing.TB, s remat.Solver, p *remat.Problem, budget int64, limi
 func leastPeak(tb testing.TB, p *remat.Problem, limit time.Duration) int64 {
 	tb.Helper()
 	q := *p
-	_, q.BudgetBytes = remat.WorkingSetFloor(p)
+	q.BudgetBytes = p.Floor().Bytes
 	ctx, cancel := context.WithTimeout(context.Background(), limit)
 	defer cancel()
 	_, err := lns.Solver.Solve(ctx, &q, nil)

@@ -111,7 +111,7 @@ func TestStart(t *testing.T) {
 // takes that as the smallest budget to compare solvers at).
 func TestLeastPeakIsMetAgain(t *testing.T) {
 	p, _ := layered(t, 1, 100, 236, 1)
-	_, floor := remat.WorkingSetFloor(p)
+	floor := p.Floor().Bytes
 	p.BudgetBytes = floor
 	_, err := lns.Solver.Solve(context.Background(), p, nil)
 	var be *remat.BudgetError

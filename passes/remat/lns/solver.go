@@ -196,7 +196,7 @@ func solve(ctx context.Context, p *remat.Problem, progress func(remat.Progress),
 	if infeasible {
 		// No plan fits: some step's working set and the values that may
 		// not be recomputed exceed the budget (see lowerBound).
-		_, floor := remat.WorkingSetFloor(p)
+		floor := p.Floor().Bytes
 		st, _ := r.minPeak(s, &j, rep, rng, floor)
 		return nil, r.budgetError(st, true)
 	}

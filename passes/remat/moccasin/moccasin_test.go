@@ -218,7 +218,7 @@ func TestBudgetErrors(t *testing.T) {
 				t.Fatalf("brute force at budget 0: %v", err)
 			}
 			minPeak := lbe.NeedBytes
-			step := remat.PeakFloor(c.p)
+			step := c.p.Floor().Bytes
 			for _, b := range []int64{step - 1, minPeak - 1} {
 				if b < step-1 || b >= minPeak {
 					continue

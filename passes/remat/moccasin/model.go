@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"math/bits"
 	"strconv"
 
 	"github.com/remat-compile/remat/internal/milp"
@@ -216,26 +215,14 @@ func (f *Formulation) collectParts() {
 // the objective unit (a power of two near the largest cost).
 func (f *Formulation) scale() {
 	p := f.p
-	var g int64
+	var sizes []int64
 	for v := range f.n {
 		for k := range p.NumParts(v) {
-			if b := p.PartBytes(v, k); b > 0 {
-				g = gcdInt(g, b)
-			}
+			sizes = append(sizes, p.PartBytes(v, k))
 		}
 	}
-	if g == 0 {
-		g = 1
-	}
-	var big int64
-	for v := range f.n {
-		for k := range p.NumParts(v) {
-			big = max(big, p.PartBytes(v, k)/g)
-		}
-	}
-	if l := bits.Len64(uint64(big)); l > 12 {
-		f.shift = uint(l - 12)
-	}
+	g, shift := milp.MemoryScale(sizes, 12)
+	f.shift = shift
 	f.gcd = g
 	f.MemUnit = math.Ldexp(float64(g), int(f.shift))
 	for q := range f.parts {
@@ -252,17 +239,9 @@ func (f *Formulation) scale() {
 			f.capUnits = -1
 		}
 	}
-	f.stepLB = remat.PeakFloor(p)
+	f.stepLB = p.Floor().Bytes
 
-	maxC := 0.0
-	for _, c := range p.Seconds {
-		maxC = max(maxC, c)
-	}
-	f.ObjUnit = 1
-	if maxC > 0 {
-		_, e := math.Frexp(maxC)
-		f.ObjUnit = math.Ldexp(1, e-1)
-	}
+	f.ObjUnit = milp.ObjectiveUnit(p.Seconds)
 }
 
 // units converts bytes (a multiple of the gcd, or rounded down to one)
@@ -272,13 +251,6 @@ func (f *Formulation) units(b int64) float64 {
 		return -math.Ldexp(float64((-b+f.gcd-1)/f.gcd), -int(f.shift))
 	}
 	return math.Ldexp(float64(b/f.gcd), -int(f.shift))
-}
-
-func gcdInt(a, b int64) int64 {
-	for b != 0 {
-		a, b = b, a%b
-	}
-	return a
 }
 
 // lastStages computes, backward over the nodes, last[v], the last stage in

@@ -190,7 +190,7 @@ func solve(ctx context.Context, p *remat.Problem, progress func(remat.Progress),
 		return st.finish(pl, st.lb, true), nil
 	}
 	caPeak := s.peak
-	if remat.PeakFloor(p) > p.BudgetBytes {
+	if p.Floor().Bytes > p.BudgetBytes {
 		stages, peak := st.leastPeak(ctx, ca, caPeak)
 		return nil, st.budgetError(stages, peak, true)
 	}
@@ -350,7 +350,7 @@ func (st *state) leastPeak(ctx context.Context, ca [][]int32, caPeak int64) ([][
 	// The greedy removes overflow over the largest working set of a step,
 	// a lower bound on every peak.
 	q := *st.p
-	q.BudgetBytes = remat.PeakFloor(st.p)
+	q.BudgetBytes = st.p.Floor().Bytes
 	if g, peak := greedy(ctx, &q, st.capC); peak < bestPeak {
 		best, bestPeak = g, peak
 	}

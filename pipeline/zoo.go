@@ -1,7 +1,6 @@
-package main
+package pipeline
 
 import (
-	"context"
 	"fmt"
 	"strconv"
 	"strings"
@@ -10,19 +9,15 @@ import (
 	"github.com/remat-compile/remat/ir"
 )
 
-// zooSpecHelp documents the zoo: model syntax every command accepts in
-// place of a model file.
-const zooSpecHelp = "zoo:NAME[:small|default][:batch=N][:res=N][:width=F][:depth=N][:classes=N][:seed=N]"
+// ZooHelp documents the "zoo:" source syntax Load accepts in place of a
+// model file.
+const ZooHelp = "zoo:NAME[:small|default][:batch=N][:res=N][:width=F][:depth=N][:classes=N][:seed=N]"
 
-// isZooSpec reports whether a model argument names a zoo model rather
-// than a file.
-func isZooSpec(arg string) bool { return strings.HasPrefix(arg, "zoo:") }
-
-// buildZoo builds the zoo model that spec (without the "zoo:" prefix)
+// BuildZoo builds the zoo model that spec (without the "zoo:" prefix)
 // names: NAME, then options applied left to right to its Small
 // configuration (small and default select a whole configuration; the
-// other keys set one field of it).
-func buildZoo(spec string) (*ir.Graph, error) {
+// other keys set one field of it). A bad spec is an *OptionError.
+func BuildZoo(spec string) (*ir.Graph, error) {
 	parts := strings.Split(spec, ":")
 	m, ok := zoo.Lookup(parts[0])
 	if !ok {
@@ -30,13 +25,13 @@ func buildZoo(spec string) (*ir.Graph, error) {
 		for _, m := range zoo.Models() {
 			names = append(names, m.Name)
 		}
-		return nil, usagef("zoo:%s: unknown model; the zoo has %s", parts[0], strings.Join(names, ", "))
+		return nil, optionErrorf("zoo:%s: unknown model; the zoo has %s", parts[0], strings.Join(names, ", "))
 	}
 	cfg := m.Small
 	for _, p := range parts[1:] {
 		key, val, hasVal := strings.Cut(p, "=")
 		bad := func(want string) error {
-			return usagef("zoo:%s: %q: want %s (%s)", spec, p, want, zooSpecHelp)
+			return optionErrorf("zoo:%s: %q: want %s (%s)", spec, p, want, ZooHelp)
 		}
 		positive := func(max int) (int, error) {
 			n, err := strconv.Atoi(val)
@@ -85,11 +80,4 @@ func buildZoo(spec string) (*ir.Graph, error) {
 		return nil, fmt.Errorf("zoo:%s: %w", spec, err)
 	}
 	return g, nil
-}
-
-// zooGraph builds a zoo model (spec without "zoo:") with static shapes
-// inferred.
-func zooGraph(ctx context.Context, spec string) (*ir.Graph, error) {
-	g, _, err := loadModel(ctx, "zoo:"+spec, &loadOptions{requireStatic: true}, nil)
-	return g, err
 }

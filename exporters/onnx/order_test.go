@@ -7,24 +7,15 @@ import (
 	"slices"
 	"testing"
 
+	ortt "github.com/remat-compile/remat/targets/ort"
+
 	exporter "github.com/remat-compile/remat/exporters/onnx"
 	"github.com/remat-compile/remat/internal/onnxpb"
 	"github.com/remat-compile/remat/internal/ort"
+	"github.com/remat-compile/remat/internal/testmodels"
 	"github.com/remat-compile/remat/ir"
 	"google.golang.org/protobuf/proto"
 )
-
-// needORT skips the test under -short when ONNX Runtime cannot be loaded
-// and fails it otherwise.
-func needORT(t *testing.T) {
-	t.Helper()
-	if _, err := ort.Version(); err != nil {
-		if testing.Short() {
-			t.Skipf("ONNX Runtime unavailable: %v", err)
-		}
-		t.Fatalf("ONNX Runtime unavailable (set REMAT_ORT_LIB or run scripts/setup.sh; -short skips): %v", err)
-	}
-}
 
 // randomDAG builds a random graph of elementwise nodes on [4] tensors with
 // Constant nodes in between, several sinks, and repeated and unordered
@@ -78,7 +69,7 @@ func randomDAG(seed uint64, n int) *ir.Graph {
 // TestORTOrderMatchesORT compares the simulated order with the order of
 // ORT's kernel events at level "disabled" on random graphs.
 func TestORTOrderMatchesORT(t *testing.T) {
-	needORT(t)
+	testmodels.RequireORT(t)
 	dir := t.TempDir()
 	for seed := range uint64(25) {
 		g := randomDAG(seed, 12+int(seed))
@@ -87,7 +78,7 @@ func TestORTOrderMatchesORT(t *testing.T) {
 			t.Fatal(err)
 		}
 		data := readFile(t, path)
-		order, err := exporter.ORTOrder(data)
+		order, err := ortt.OrderOfModel(data)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -119,10 +110,10 @@ func ortOrderOf(t *testing.T, path, level string) []string {
 }
 
 func TestORTOrderErrors(t *testing.T) {
-	if _, err := exporter.ORTOrder([]byte("not a model")); err == nil {
+	if _, err := ortt.OrderOfModel([]byte("not a model")); err == nil {
 		t.Error("no error for bad bytes")
 	}
-	if _, err := exporter.ORTOrder(nil); err == nil {
+	if _, err := ortt.OrderOfModel(nil); err == nil {
 		t.Error("no error for a model without a graph")
 	}
 }
@@ -156,14 +147,14 @@ func TestSinksLast(t *testing.T) {
 		return out
 	}
 	plan := names(g.Nodes)
-	seq, err := exporter.ORTSchedule(g, exporter.Options{})
+	seq, err := ortSeq(g, exporter.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if got := names(seq); slices.Equal(got, plan) {
 		t.Fatalf("ORT runs the plan's order %v without SinksLast: the test no longer shows what SinksLast is for", got)
 	}
-	if seq, err = exporter.ORTSchedule(g, exporter.Options{SinksLast: true}); err != nil {
+	if seq, err = ortSeq(g, exporter.Options{SinksLast: true}); err != nil {
 		t.Fatal(err)
 	}
 	if got := names(seq); !slices.Equal(got, plan) {
@@ -193,8 +184,18 @@ func TestSinksLast(t *testing.T) {
 				known[o] = true
 			}
 		}
-		if _, err := exporter.ORTSchedule(g, exporter.Options{SinksLast: true}); err != nil {
+		if _, err := ortSeq(g, exporter.Options{SinksLast: true}); err != nil {
 			t.Fatalf("seed %d: %v", seed, err)
 		}
 	}
+}
+
+// ortSeq is targets/ort's simulation of the order in which ONNX Runtime
+// runs the model that exporting g with opts writes.
+func ortSeq(g *ir.Graph, opts exporter.Options) ([]*ir.Node, error) {
+	r, err := ortt.Schedule(g, opts)
+	if err != nil {
+		return nil, err
+	}
+	return r.Seq, nil
 }

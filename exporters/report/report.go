@@ -1,0 +1,225 @@
+// Package report is the schema of remat-compile's JSON report (compile
+// -report plan.json) and its builder from the remat pass's result.
+//
+// # Schema remat-compile.report/v1
+//
+// The report is one JSON object; field names carry their units
+// (peak_bytes, overhead_seconds, overhead_percent). Its "schema" field is
+// Schema. A later version that renames or removes a field, or changes a
+// field's meaning, gets a new schema string; adding fields keeps it.
+//
+// Peaks come from two models, each labelled: the solver's liveness model
+// (before_peak_bytes, after_peak_bytes, memory_model: Checkmate's problem,
+// activations allocated when computed and freed after their last use) and
+// the target's model of its runtime's allocator (target, and for ONNX
+// Runtime the ort_model_* fields: planner reuse, views, in-place ops, the
+// arena, in the order the runtime runs the written model). nodes lists
+// every node of the original graph with its decision (kept or recomputed)
+// and why.
+package report
+
+import (
+	"math"
+
+	"github.com/remat-compile/remat/passes/remat"
+)
+
+// Schema is the value of Compile.Schema this package writes.
+const Schema = "remat-compile.report/v1"
+
+// LivenessModel describes the solver's memory model, as MemoryModel says
+// it.
+const LivenessModel = "liveness: activations allocated when computed and freed after their last use; inputs and parameters not counted"
+
+// Compile is the JSON report of one compile.
+type Compile struct {
+	Schema  string `json:"schema"`
+	Model   string `json:"model"`
+	Output  string `json:"output"`
+	Profile string `json:"profile"`
+	// CostSources counts the nodes whose cost came from each source of
+	// the profile: measured, fitted, datasheet.
+	CostSources map[string]int `json:"cost_sources"`
+	// CostSecondsBySource and OverheadSecondsBySource split the base
+	// compute seconds (every node once) and the recomputations' seconds by
+	// where each node's cost comes from (measured, fitted, datasheet).
+	CostSecondsBySource     map[string]float64 `json:"cost_seconds_by_source"`
+	OverheadSecondsBySource map[string]float64 `json:"overhead_seconds_by_source"`
+	// Solver is the solver asked for; PlanSolver the one whose plan was
+	// used (for auto, the one it chose).
+	Solver     string `json:"solver"`
+	PlanSolver string `json:"plan_solver"`
+	// Budget is the budget as given ("" for the default).
+	Budget      string `json:"budget"`
+	BudgetBytes int64  `json:"budget_bytes"`
+	MemoryModel string `json:"memory_model"`
+	// Target names the runtime the model was fitted for (ort, liveness,
+	// tfjs) and TargetModel describes its model.
+	Target          string `json:"target"`
+	TargetModel     string `json:"target_model"`
+	BeforePeakBytes int64  `json:"before_peak_bytes"`
+	// PeakFloorBytes is the largest working set of one node
+	// (PeakFloorNode): no plan peaks lower.
+	PeakFloorBytes       int64     `json:"peak_floor_bytes"`
+	PeakFloorNode        string    `json:"peak_floor_node"`
+	AfterPeakBytes       int64     `json:"after_peak_bytes"`
+	PeakReductionPercent float64   `json:"peak_reduction_percent"`
+	BaseComputeSeconds   float64   `json:"base_compute_seconds"`
+	PlanComputeSeconds   float64   `json:"plan_compute_seconds"`
+	OverheadSeconds      float64   `json:"overhead_seconds"`
+	OverheadPercent      float64   `json:"overhead_percent"`
+	Optimal              bool      `json:"optimal"`
+	GapPercent           *float64  `json:"gap_percent"` // null when unknown
+	LowerBoundSeconds    float64   `json:"lower_bound_seconds"`
+	Recomputations       int       `json:"recomputations"`
+	RecomputedNodes      int       `json:"recomputed_nodes"`
+	TimeLimitSeconds     float64   `json:"time_limit_seconds"`
+	SolveSeconds         float64   `json:"solve_seconds"`
+	Attempts             []Attempt `json:"attempts"`
+	// ORTBeforePeakBytes and ORTAfterPeakBytes are the peaks of the
+	// original and the rewrite under the target's model of ONNX Runtime's
+	// CPU allocator (planner reuse, views, in-place ops, arena chunks,
+	// workspace, parameters); 0 when not computed (another target, or
+	// sizes unknown). Both are simulated in the order ONNX Runtime runs
+	// the written models, not in file order.
+	ORTBeforePeakBytes int64 `json:"ort_model_before_peak_bytes"`
+	ORTAfterPeakBytes  int64 `json:"ort_model_after_peak_bytes"`
+	// ORTPlanOrderPeakBytes is the rewrite's peak under the same model in
+	// the plan's order, and ORTUnforcedPeakBytes in the order ORT would
+	// run it without the order constraints; OrderConstraints counts the
+	// constraints the target added.
+	ORTPlanOrderPeakBytes int64 `json:"ort_model_plan_order_peak_bytes"`
+	ORTUnforcedPeakBytes  int64 `json:"ort_model_unforced_peak_bytes"`
+	OrderConstraints      int   `json:"order_constraints"`
+	// OrderedNodes lists them as "NODE after SOURCE".
+	OrderedNodes []string `json:"ordered_nodes"`
+	// ORTRefinement lists the solves of the target's refinement, the
+	// first solve included; empty when it did not run.
+	ORTRefinement []RefineStep `json:"ort_refinement,omitempty"`
+	Peak          Peak         `json:"peak"`
+	Nodes         []Node       `json:"nodes"`
+}
+
+// Attempt is one solver of a portfolio.
+type Attempt struct {
+	Solver         string   `json:"solver"`
+	Status         string   `json:"status"`
+	PeakBytes      int64    `json:"peak_bytes,omitempty"`
+	CostSeconds    float64  `json:"cost_seconds,omitempty"`
+	Optimal        bool     `json:"optimal"`
+	GapPercent     *float64 `json:"gap_percent"`
+	ElapsedSeconds float64  `json:"elapsed_seconds"`
+	Note           string   `json:"note,omitempty"`
+}
+
+// Peak says where the plan peaks and what is resident then.
+type Peak struct {
+	Step int    `json:"step"`
+	Node string `json:"node"`
+	Live []Live `json:"live"`
+}
+
+// Live is one value resident at the peak.
+type Live struct {
+	Node  string `json:"node"`
+	Bytes int64  `json:"bytes"`
+}
+
+// Node is the decision for one node.
+type Node struct {
+	Node           string   `json:"node"`
+	Op             string   `json:"op"`
+	Outputs        []string `json:"outputs"`
+	Bytes          int64    `json:"bytes"`
+	ComputeSeconds float64  `json:"compute_seconds"`
+	CostSource     string   `json:"cost_source"`
+	Recomputable   bool     `json:"recomputable"`
+	// Decision is "kept" (computed once, held until its last use) or
+	// "recomputed"; Computations counts how often the plan runs it.
+	Decision     string `json:"decision"`
+	Computations int    `json:"computations"`
+	Why          string `json:"why"`
+}
+
+// RefineStep is one solve of the target's refinement (pipeline's Fit):
+// the solver ran again with more nodes kept because the target's
+// allocator would not deliver the plan's saving.
+type RefineStep struct {
+	Solve int `json:"solve"`
+	// KeptNodes are the nodes this solve was the first to keep (none for
+	// the first solve, beyond the user's).
+	KeptNodes []string `json:"kept_nodes,omitempty"`
+	PeakBytes int64    `json:"peak_bytes,omitempty"`
+	// ORTPeakBytes is the plan's peak predicted for the target.
+	ORTPeakBytes    int64   `json:"ort_model_peak_bytes,omitempty"`
+	OverheadPercent float64 `json:"overhead_percent"`
+	Chosen          bool    `json:"chosen"`
+	Note            string  `json:"note,omitempty"`
+}
+
+// FromResult builds the report's solver part from the remat pass's
+// result: peaks under liveness, costs, the attempts, the peak's residents
+// and every node's decision. The caller fills in the model, the output,
+// the budget as given, the time limit and the target's part.
+func FromResult(res *remat.Result) *Compile {
+	r := &Compile{
+		Schema: Schema, Profile: res.Profile, CostSources: res.CostSources,
+		Solver: res.Solver, PlanSolver: res.PlanSolver, BudgetBytes: res.BudgetBytes,
+		MemoryModel:     LivenessModel,
+		BeforePeakBytes: res.BeforePeakBytes, AfterPeakBytes: res.AfterPeakBytes,
+		PeakFloorBytes: res.FloorBytes, PeakFloorNode: res.FloorNode,
+		BaseComputeSeconds: res.BaseSeconds, PlanComputeSeconds: res.PlanSeconds,
+		OverheadSeconds: res.OverheadSeconds, OverheadPercent: res.OverheadPercent,
+		Optimal: res.Optimal, GapPercent: PercentOrNil(res.Gap), LowerBoundSeconds: res.LowerBoundSeconds,
+		Recomputations: res.Recomputations, RecomputedNodes: res.RecomputedNodes,
+		SolveSeconds: res.SolveSeconds,
+		Attempts:     []Attempt{}, Nodes: []Node{},
+	}
+	if res.BeforePeakBytes > 0 {
+		r.PeakReductionPercent = 100 * float64(res.BeforePeakBytes-res.AfterPeakBytes) / float64(res.BeforePeakBytes)
+	}
+	for _, a := range res.Attempts {
+		r.Attempts = append(r.Attempts, Attempt{
+			Solver: a.Solver, Status: a.Status, PeakBytes: a.PeakBytes, CostSeconds: a.CostSeconds,
+			Optimal: a.Optimal, GapPercent: PercentOrNil(a.Gap), ElapsedSeconds: a.ElapsedSeconds, Note: a.Note,
+		})
+	}
+	c := res.Check
+	r.Peak = Peak{Step: c.PeakStep, Live: []Live{}}
+	if c.PeakNode >= 0 {
+		r.Peak.Node = res.Problem.Name(c.PeakNode)
+	}
+	for _, l := range c.Live {
+		r.Peak.Live = append(r.Peak.Live, Live{Node: res.Problem.Name(int(l.Node)), Bytes: res.Problem.PartBytes(int(l.Node), int(l.Index))})
+	}
+	r.CostSecondsBySource, r.OverheadSecondsBySource = map[string]float64{}, map[string]float64{}
+	for _, d := range res.Decisions {
+		r.CostSecondsBySource[d.CostSource] += d.Seconds
+		if d.Computations > 1 {
+			r.OverheadSecondsBySource[d.CostSource] += float64(d.Computations-1) * d.Seconds
+		}
+		nr := Node{
+			Node: d.Node.String(), Op: d.Node.OpName(), Outputs: []string{}, Bytes: d.Bytes,
+			ComputeSeconds: d.Seconds, CostSource: d.CostSource, Recomputable: d.Recomputable,
+			Decision: "kept", Computations: d.Computations, Why: d.Why,
+		}
+		if d.Recomputed() {
+			nr.Decision = "recomputed"
+		}
+		for _, v := range res.Mapping.Outputs[d.Index] {
+			nr.Outputs = append(nr.Outputs, v.String())
+		}
+		r.Nodes = append(r.Nodes, nr)
+	}
+	return r
+}
+
+// PercentOrNil is 100 × gap, or nil when the gap is unknown (infinite or
+// NaN).
+func PercentOrNil(gap float64) *float64 {
+	if math.IsInf(gap, 0) || math.IsNaN(gap) {
+		return nil
+	}
+	p := 100 * gap
+	return &p
+}

@@ -1,0 +1,58 @@
+package remat
+
+import (
+	"context"
+	"math"
+	"time"
+)
+
+// Timed is one solve measured as the benchmarks measure it (remat-compile
+// bench, the solver packages' benchmarks): the plan checked against the
+// problem's budget, the seconds the solver ran, and the seconds to its best
+// plan.
+type Timed struct {
+	// Plan is the solver's plan and Err its error, as Solve returned them.
+	Plan *Plan
+	Err  error
+	// Check is what Check measured of Plan; CheckErr is set when the plan
+	// fails Check (a solver bug: solvers must return checked plans).
+	Check    CheckResult
+	CheckErr error
+	// TimedOut reports that the limit passed before Solve returned.
+	TimedOut bool
+	// Total is the seconds Solve ran; ToBest the seconds until a progress
+	// report first showed the cost of the returned plan (Total when the
+	// solver reported none).
+	Total, ToBest float64
+	// LastNote is the note of the solver's last progress report.
+	LastNote string
+}
+
+// SolveTimed runs s on p under the time limit and checks its plan.
+func SolveTimed(ctx context.Context, s Solver, p *Problem, limit time.Duration) Timed {
+	ctx, cancel := context.WithTimeout(ctx, limit)
+	defer cancel()
+	best, bestAt := math.Inf(1), 0.0
+	var t Timed
+	progress := func(pr Progress) {
+		if pr.Incumbent < best {
+			best, bestAt = pr.Incumbent, pr.Elapsed
+		}
+		t.LastNote = pr.Note
+	}
+	start := time.Now()
+	t.Plan, t.Err = s.Solve(ctx, p, progress)
+	t.Total = time.Since(start).Seconds()
+	t.TimedOut = ctx.Err() != nil
+	t.ToBest = t.Total
+	if t.Err != nil || t.Plan == nil {
+		return t
+	}
+	if t.Check, t.CheckErr = Check(p, t.Plan); t.CheckErr != nil {
+		return t
+	}
+	if !math.IsInf(best, 1) && best <= t.Check.TotalSeconds*(1+1e-9) {
+		t.ToBest = bestAt
+	}
+	return t
+}

@@ -1,0 +1,89 @@
+package pipeline
+
+import (
+	"fmt"
+	"io"
+
+	onnxexp "github.com/remat-compile/remat/exporters/onnx"
+	"github.com/remat-compile/remat/internal/atomicfile"
+	"github.com/remat-compile/remat/passes/remat"
+	"github.com/remat-compile/remat/targets"
+)
+
+// onnxRuntime is a target that models the order of an ONNX runtime: the
+// exporter checks the recompute chains against it (exporters/onnx
+// Options.RuntimeOrder).
+type onnxRuntime interface {
+	ONNXOrder(nodes []onnxexp.WrittenNode) []int
+}
+
+// Export writes m's graph to path in its format (ONNX): with f, the fitted
+// graph as f's placement says (order forcing, the plan in the metadata,
+// value_info for every intermediate); with a nil f, the graph as it is,
+// with value_info for every intermediate when valueInfo is set (f == nil
+// only). The file is written through a temporary file renamed into place,
+// and never over the source.
+func (m *Model) Export(path string, f *Fit, valueInfo bool) error {
+	if SamePath(path, m.Source) {
+		return fmt.Errorf("refusing to overwrite the input model %s: write the output to another path", m.Source)
+	}
+	return onnxexp.ExportFile(m.Graph, path, m.exportOptions(f, valueInfo))
+}
+
+// exportOptions are the exporter's options for writing m after f.
+func (m *Model) exportOptions(f *Fit, valueInfo bool) onnxexp.Options {
+	opts := onnxexp.Options{ValueInfo: valueInfo, Source: m.Source}
+	if f == nil {
+		return opts
+	}
+	res := f.Remat
+	opts.ValueInfo = true
+	opts.Remat = res.Rewrite
+	opts.RematInfo = onnxexp.RematInfo{
+		Solver:             PlanSolver(res),
+		BudgetBytes:        res.BudgetBytes,
+		PredictedPeakBytes: res.AfterPeakBytes,
+		OriginalPeakBytes:  res.BeforePeakBytes,
+	}
+	if r, ok := f.Target.(onnxRuntime); ok {
+		opts.RuntimeOrder = r.ONNXOrder
+		if f.Placement != nil && f.Placement.PeakBytes > 0 {
+			opts.RematInfo.ORTPredictedPeakBytes = f.Placement.PeakBytes
+			if f.Original != nil {
+				opts.RematInfo.ORTOriginalPeakBytes = f.Original.PeakBytes
+			}
+		}
+	}
+	if f.Placement != nil {
+		opts.SinksLast, opts.Order = f.Placement.Writing.SinksLast, f.Placement.Writing.Order
+	}
+	return opts
+}
+
+// PlanSolver names the solver of the plan: "checkmate-milp", or "auto
+// (checkmate-milp)" when a portfolio chose it.
+func PlanSolver(res *remat.Result) string {
+	if res.PlanSolver == "" || res.PlanSolver == res.Solver {
+		return res.Solver
+	}
+	return res.Solver + " (" + res.PlanSolver + ")"
+}
+
+// Writing returns f's placement's writing (the zero Writing when there is
+// none).
+func (f *Fit) Writing() targets.Writing {
+	if f == nil || f.Placement == nil {
+		return targets.Writing{}
+	}
+	return f.Placement.Writing
+}
+
+// SamePath reports whether a and b name the same file (an output path
+// that would overwrite an input). A "zoo:" source names no file.
+func SamePath(a, b string) bool { return onnxexp.SamePath(a, b) }
+
+// WriteFileAtomic writes a file through a temporary file in its directory
+// renamed into place: never a partial file.
+func WriteFileAtomic(path string, write func(io.Writer) error) error {
+	return atomicfile.Write(path, write)
+}

@@ -1,0 +1,359 @@
+package pipeline
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/remat-compile/remat/exporters/report"
+	"github.com/remat-compile/remat/ir"
+	"github.com/remat-compile/remat/passes"
+	"github.com/remat-compile/remat/passes/remat"
+	"github.com/remat-compile/remat/passes/remat/solvers"
+	"github.com/remat-compile/remat/profiles"
+	"github.com/remat-compile/remat/targets"
+	"github.com/remat-compile/remat/targets/liveness"
+	"github.com/remat-compile/remat/targets/ort"
+)
+
+// DefaultProfile is the device profile a zero FitOptions.Profile means:
+// the V100-16GB of the papers (Checkmate, Chen et al.), so that predicted
+// overheads compare with theirs. Its memory capacity is the default
+// budget, which most inference models fit without rematerialization.
+const DefaultProfile = "v100-16gb"
+
+// DefaultTimeLimit bounds the solver when FitOptions.TimeLimit is 0.
+const DefaultTimeLimit = 60 * time.Second
+
+// DefaultRefineSolves bounds the refinement's extra solves when
+// FitOptions.RefineSolves is 0.
+const DefaultRefineSolves = 6
+
+// Targets lists the targets, the default (ort) first.
+func Targets() []targets.Target {
+	return []targets.Target{ort.Target{}, liveness.Target{}}
+}
+
+// LookupTarget returns the target of a -target name.
+func LookupTarget(name string) (targets.Target, error) {
+	var names []string
+	for _, t := range Targets() {
+		if t.Name() == name {
+			return t, nil
+		}
+		names = append(names, t.Name())
+	}
+	return nil, optionErrorf("-target %q: unknown target; the targets are %s", name, strings.Join(names, ", "))
+}
+
+// FitOptions configure Fit. The zero value fits to the default profile's
+// memory capacity for ONNX Runtime with the default solver.
+type FitOptions struct {
+	// Target is the runtime to fit for; nil means ONNX Runtime (ort).
+	Target targets.Target
+	// Profile gives each node's compute time and the default budget; nil
+	// means DefaultProfile.
+	Profile *profiles.Profile
+	// Budget is the memory budget (the zero Budget: the profile's
+	// capacity less the model's inputs and parameters).
+	Budget remat.Budget
+	// Solver chooses the plan; the zero Solver means solvers.Default.
+	Solver remat.Solver
+	// TimeLimit bounds each solve; 0 means DefaultTimeLimit.
+	TimeLimit time.Duration
+	// Keep names nodes whose outputs the plan must never recompute. An
+	// unknown name is an *OptionError.
+	Keep []string
+	// RefineSolves bounds the target's refinement (see Refinement): 0
+	// means DefaultRefineSolves, a negative value turns it off.
+	RefineSolves int
+	// Progress, when not nil, receives the solver's progress reports.
+	Progress func(remat.Progress)
+}
+
+// Fit is what Fit did: the remat pass's result, the target's predictions
+// and writing, and the refinement's solves.
+type Fit struct {
+	// Remat is the remat pass's result for the chosen plan (its Problem
+	// is set even when Fit fails, once the problem was built).
+	Remat *remat.Result
+	// Target is the target fitted for; TargetErr, when not nil, says why
+	// it could predict nothing (then Original is nil and the fit was made
+	// under the solver's liveness model alone).
+	Target    targets.Target
+	TargetErr error
+	// Original is the target's prediction for the graph before the fit;
+	// Placement the writing and prediction of the fitted graph.
+	Original, Placement *targets.Placement
+	// Refinement lists the solves of the target's refinement, the first
+	// solve included; empty when it did not run.
+	Refinement []report.RefineStep
+	// Notes are messages for the user about what Fit did (the
+	// refinement's choices), in order.
+	Notes []string
+	// TimeLimit is the time limit each solve had.
+	TimeLimit time.Duration
+}
+
+// Fit makes m's graph fit the budget on the target: it lowers the graph to
+// the remat problem, solves it, rewrites the graph with the plan's
+// recomputations (m.Graph is the rewrite afterwards), and chooses how the
+// target's runtime is made to follow the plan. The returned Fit is not nil
+// once the problem was built, even with an error (so that a caller can
+// still write the problem out).
+func (m *Model) Fit(ctx context.Context, o FitOptions) (*Fit, error) {
+	var err error
+	if o.Target == nil {
+		o.Target = ort.Target{}
+	}
+	if o.Profile == nil {
+		if o.Profile, err = profiles.Load(DefaultProfile); err != nil {
+			return nil, err
+		}
+	}
+	if o.Solver.Solve == nil {
+		o.Solver, _ = solvers.Lookup(solvers.Default)
+	}
+	if o.TimeLimit == 0 {
+		o.TimeLimit = DefaultTimeLimit
+	}
+	if o.TimeLimit < 0 {
+		return nil, optionErrorf("-time-limit %v: want a positive duration such as 60s", o.TimeLimit)
+	}
+	if o.RefineSolves == 0 {
+		o.RefineSolves = DefaultRefineSolves
+	}
+	keep, err := keepSet(o.Keep, m.Graph)
+	if err != nil {
+		return nil, err
+	}
+	f := &Fit{Target: o.Target, TimeLimit: o.TimeLimit}
+	// The target's peak of the graph before the fit, as the runtime runs
+	// the written model: a training graph is ours to write too, so it is
+	// written as the rewrite is and compared as written.
+	f.Original, f.TargetErr = o.Target.Original(m.Graph, m.Training != nil)
+
+	f.Remat, err = m.solve(ctx, m.Graph, keep, o, m.passOptions())
+	if err != nil {
+		return f, err
+	}
+	if f.TargetErr == nil && o.RefineSolves > 0 && f.Remat.Recomputations > 0 {
+		if r, ok := o.Target.(refiner); ok {
+			if err := m.refine(ctx, f, r, keep, o); err != nil {
+				return f, err
+			}
+		}
+	}
+	if f.Placement, err = o.Target.Place(m.Graph, f.Remat.Rewrite); err != nil {
+		return f, err
+	}
+	return f, nil
+}
+
+// solve runs the remat pass on g, no node of keep recomputed.
+func (m *Model) solve(ctx context.Context, g *ir.Graph, keep map[string]bool, o FitOptions, po passes.Options) (*remat.Result, error) {
+	res := &remat.Result{}
+	pass := remat.NewPass(remat.Options{
+		Solver: o.Solver, Profile: o.Profile, Budget: o.Budget, TimeLimit: o.TimeLimit,
+		Progress: o.Progress, Result: res,
+		Keep: func(n *ir.Node) bool { return keep[n.Name] },
+	})
+	_, err := passes.Run(ctx, g, []*passes.Pass{pass}, po)
+	return res, err
+}
+
+// keepSet checks the names of FitOptions.Keep against g's nodes.
+func keepSet(names []string, g *ir.Graph) (map[string]bool, error) {
+	keep := map[string]bool{}
+	if len(names) == 0 {
+		return keep, nil
+	}
+	have := map[string]bool{}
+	for _, n := range g.Nodes {
+		have[n.Name] = true
+	}
+	for _, name := range names {
+		if !have[name] {
+			return nil, optionErrorf("-keep %q: the graph has no node of that name (`remat-compile inspect` lists them)", name)
+		}
+		keep[name] = true
+	}
+	return keep, nil
+}
+
+// refiner is a target whose runtime's allocator can refuse a plan's
+// saving, and that can name the recomputations responsible
+// (targets/ort Target.Culprits).
+type refiner interface {
+	Culprits(g *ir.Graph, rw *remat.RewriteResult) (peak int64, culprits []string, err error)
+}
+
+// refine steers the plan towards savings that the target's allocator
+// really makes.
+//
+// ONNX Runtime's allocation planner does not return a dead buffer to the
+// arena when a later value of the same element size and shape will take
+// it: the buffer stays allocated in between (passes/memory,
+// Options.Reuse). A recomputation therefore saves nothing under ORT where
+// its value's buffer, or one of the same shape, waits across the peak for
+// the recomputation itself to take it. U-Net's full-resolution
+// activations are the example: their shape recurs only in the backward
+// pass, so dropping them in the middle of the run frees nothing that ORT
+// gives back. The solvers optimise the liveness model (Checkmate eq. 2–3)
+// and cannot see this.
+//
+// The refinement checks each plan under the target's model in the order
+// its runtime runs the written model. When the predicted peak keeps less
+// than 80% of the plan's liveness saving (verify's bar, in proportion), it
+// names the recomputations that do not pay at the target's peak
+// (refiner.Culprits), marks them kept (remat.Options.Keep) and solves
+// again on a fresh build of the graph, so that the solver looks for
+// savings elsewhere. It stops when the bar is met, when nothing new is to
+// be kept, after RefineSolves extra solves, after the time limit, or when
+// the solver finds no plan with the new keeps; it keeps the plan with the
+// least predicted peak (ties: the least overhead) in m.Graph and
+// f.Remat. The choice depends only on the plans, so it is as
+// deterministic as the solver.
+func (m *Model) refine(ctx context.Context, f *Fit, r refiner, keep map[string]bool, o FitOptions) error {
+	keep = maps.Clone(keep)
+	before := f.Original.PeakBytes
+	type cand struct {
+		g    *ir.Graph
+		res  *remat.Result
+		peak int64
+		step int // its index in steps
+	}
+	g, res := m.Graph, f.Remat
+	var best *cand
+	var steps []report.RefineStep
+	var added []string
+	quiet := m.passOptions()
+	quiet.Dump = nil
+	start := time.Now()
+	for k := 0; ; k++ {
+		peak, culprits, err := r.Culprits(g, res.Rewrite)
+		if err != nil {
+			return err
+		}
+		steps = append(steps, report.RefineStep{Solve: k, KeptNodes: added, PeakBytes: res.AfterPeakBytes, ORTPeakBytes: peak, OverheadPercent: res.OverheadPercent})
+		if best == nil || peak < best.peak || peak == best.peak && res.OverheadSeconds < best.res.OverheadSeconds {
+			best = &cand{g, res, peak, len(steps) - 1}
+		}
+		if keepsEnough(before, res, peak) {
+			break
+		}
+		if k == 0 {
+			f.Notes = append(f.Notes, fmt.Sprintf("%s: the plan keeps %s of its predicted saving under the target's allocator (%s → %s); re-solving without the recomputations it would not free",
+				noteLabel(f.Target), keptShare(before, peak, res), remat.FormatBytes(before), remat.FormatBytes(peak)))
+		}
+		added = added[:0:0]
+		for _, name := range culprits {
+			if !keep[name] {
+				keep[name] = true
+				added = append(added, name)
+			}
+		}
+		switch {
+		case k == o.RefineSolves:
+			steps[k].Note = fmt.Sprintf("stopped after %d re-solves (-ort-refine)", k)
+		case time.Since(start) > o.TimeLimit:
+			steps[k].Note = "stopped: the refinement has used up -time-limit"
+		case len(added) == 0:
+			steps[k].Note = "stopped: no recomputation left that ORT's planner would not free at its peak"
+		}
+		if steps[k].Note != "" {
+			break
+		}
+		n, err := m.Rebuild(ctx)
+		var res2 *remat.Result
+		if err == nil {
+			res2, err = m.solve(ctx, n.Graph, keep, o, quiet)
+		}
+		var ib *remat.InfeasibleBudgetError
+		switch {
+		case errors.As(err, &ib):
+			steps = append(steps, report.RefineStep{Solve: k + 1, KeptNodes: added, Note: "no plan within the budget with these nodes kept: " + err.Error()})
+		case errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded):
+			// Interrupted: the plans so far stand (the solvers are anytime).
+			steps = append(steps, report.RefineStep{Solve: k + 1, KeptNodes: added, Note: "interrupted: " + err.Error()})
+		case err != nil:
+			return err
+		}
+		if err != nil {
+			break
+		}
+		g, res = n.Graph, res2
+	}
+	steps[best.step].Chosen = true
+	if best.step > 0 {
+		kept := 0
+		for _, st := range steps[:best.step+1] {
+			kept += len(st.KeptNodes)
+		}
+		f.Notes = append(f.Notes, fmt.Sprintf("%s: re-solve %d of %d chosen, %d node(s) kept: %s predicted under the target's allocator",
+			noteLabel(f.Target), best.step, len(steps)-1, kept, remat.FormatBytes(best.peak)))
+	}
+	m.Graph, f.Remat, f.Refinement = best.g, best.res, steps
+	return nil
+}
+
+// noteLabel is the prefix of the refinement's notes: the runtime.
+func noteLabel(t targets.Target) string {
+	if t.Name() == "ort" {
+		return "onnxruntime"
+	}
+	return t.Name()
+}
+
+// keepsEnough reports whether the target's peak keeps at least 80% of the
+// plan's liveness saving, in proportion to the original's target peak.
+func keepsEnough(before int64, res *remat.Result, peak int64) bool {
+	if res.BeforePeakBytes <= 0 || res.AfterPeakBytes >= res.BeforePeakBytes {
+		return true
+	}
+	want := 0.8 * float64(before) * float64(res.BeforePeakBytes-res.AfterPeakBytes) / float64(res.BeforePeakBytes)
+	return float64(before-peak) >= want
+}
+
+// keptShare says which share of the plan's liveness saving the target's
+// peak keeps.
+func keptShare(before, peak int64, res *remat.Result) string {
+	want := float64(before) * float64(res.BeforePeakBytes-res.AfterPeakBytes) / float64(max(res.BeforePeakBytes, 1))
+	if want <= 0 {
+		return "all"
+	}
+	return fmt.Sprintf("%.0f%%", 100*float64(before-peak)/want)
+}
+
+// KeptNodes counts the nodes the refinement kept up to its chosen solve.
+func (f *Fit) KeptNodes() []string {
+	var out []string
+	for _, st := range f.Refinement {
+		out = append(out, st.KeptNodes...)
+		if st.Chosen {
+			break
+		}
+	}
+	return slices.Clip(out)
+}
+
+// Report builds the JSON report of the fit of m written to output; budget
+// is the budget as the user gave it.
+func (f *Fit) Report(m *Model, output, budget string) *report.Compile {
+	r := report.FromResult(f.Remat)
+	r.Model, r.Output, r.Budget = m.Name, output, budget
+	r.TimeLimitSeconds = f.TimeLimit.Seconds()
+	r.Target, r.TargetModel = f.Target.Name(), f.Target.Describe()
+	r.ORTRefinement = f.Refinement
+	if _, ok := f.Target.(onnxRuntime); ok && f.TargetErr == nil && f.Placement != nil {
+		r.ORTBeforePeakBytes, r.ORTAfterPeakBytes = f.Original.PeakBytes, f.Placement.PeakBytes
+		r.ORTPlanOrderPeakBytes, r.ORTUnforcedPeakBytes = f.Placement.PlanOrderPeakBytes, f.Placement.UnforcedPeakBytes
+		r.OrderConstraints = len(f.Placement.Writing.Order)
+		r.OrderedNodes = f.Placement.Writing.Strings()
+	}
+	return r
+}

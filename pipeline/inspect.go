@@ -1,0 +1,184 @@
+package pipeline
+
+import (
+	"fmt"
+	"slices"
+
+	"github.com/remat-compile/remat/ir"
+	"github.com/remat-compile/remat/passes/memory"
+	"github.com/remat-compile/remat/profiles"
+	"github.com/remat-compile/remat/targets"
+)
+
+// Inspection is what Inspect finds in a model: sizes, the op histogram,
+// the peak of the file's order under a target's memory model and what is
+// live then, and, with a profile, every node's predicted time. It is
+// inspect's JSON output; field names carry their units.
+type Inspection struct {
+	Model           string         `json:"model"`
+	Graph           string         `json:"graph"`
+	Opset           int64          `json:"opset"`
+	Nodes           int            `json:"nodes"`
+	Values          int            `json:"values"`
+	Inputs          int            `json:"inputs"`
+	Outputs         int            `json:"outputs"`
+	Params          int            `json:"params"`
+	ParamBytes      int64          `json:"param_bytes"`
+	InputBytes      int64          `json:"input_bytes"`
+	ActivationBytes int64          `json:"activation_bytes"`
+	MemoryModel     string         `json:"memory_model"`
+	PeakBytes       int64          `json:"peak_bytes"`
+	PeakStep        int            `json:"peak_step"`
+	PeakNode        string         `json:"peak_node"`
+	PeakOp          string         `json:"peak_op"`
+	Ops             map[string]int `json:"op_histogram"`
+	LargestAtPeak   []LiveValue    `json:"largest_at_peak"`
+	// Costs is the cost of every node on -profile's device; absent
+	// without -profile.
+	Costs *CostReport `json:"costs,omitempty"`
+}
+
+// CostReport is inspect -profile: the predicted time of every node of
+// the root graph that runs, with the source of each number.
+type CostReport struct {
+	Profile string `json:"profile"`
+	File    string `json:"profile_file,omitempty"`
+	// PredictedSeconds is the sum over Nodes: the additive cost model's
+	// time of one run of the model (Checkmate §4.10).
+	PredictedSeconds float64 `json:"predicted_seconds"`
+	// Sources totals the nodes and seconds per source.
+	Sources map[string]SourceTotal `json:"sources"`
+	// ConstantNodes counts the Constant nodes left out: ONNX Runtime folds
+	// them into initializers when it loads the model.
+	ConstantNodes int        `json:"constant_nodes"`
+	Nodes         []NodeCost `json:"nodes"`
+}
+
+// SourceTotal totals the nodes costed from one source.
+type SourceTotal struct {
+	Nodes   int     `json:"nodes"`
+	Seconds float64 `json:"seconds"`
+}
+
+// NodeCost is one node's predicted time and where it comes from.
+type NodeCost struct {
+	Step    int     `json:"step"`
+	Node    string  `json:"node"`
+	Op      string  `json:"op"`
+	Seconds float64 `json:"seconds"`
+	// Source is measured, fitted or datasheet (profiles.Cost.Source);
+	// Bound the roofline term that decided a fitted or datasheet time
+	// (compute, memory, overhead).
+	Source string  `json:"source"`
+	Bound  string  `json:"bound,omitempty"`
+	FLOPs  float64 `json:"flops"`
+	Bytes  int64   `json:"bytes"`
+	Note   string  `json:"note,omitempty"`
+}
+
+// NodeCosts costs every node of g's root graph on prof.
+func NodeCosts(g *ir.Graph, prof *profiles.Profile) (*CostReport, error) {
+	r := &CostReport{Profile: prof.Device.Name, File: prof.File(), Sources: map[string]SourceTotal{}, Nodes: []NodeCost{}}
+	for i, n := range g.Nodes {
+		if n.Op == "Constant" && (n.Domain == "" || n.Domain == "ai.onnx") {
+			r.ConstantNodes++
+			continue
+		}
+		c, err := prof.Cost(n)
+		if err != nil {
+			return nil, fmt.Errorf("cost model %s: %w", prof.Device.Name, err)
+		}
+		r.Nodes = append(r.Nodes, NodeCost{
+			Step: i, Node: n.String(), Op: n.OpName(), Seconds: c.Seconds, Source: c.Source, Bound: c.Bound,
+			FLOPs: c.FLOPs, Bytes: c.Bytes(), Note: c.Note,
+		})
+		r.PredictedSeconds += c.Seconds
+		t := r.Sources[c.Source]
+		t.Nodes++
+		t.Seconds += c.Seconds
+		r.Sources[c.Source] = t
+	}
+	return r, nil
+}
+
+// LiveValue is one value live at the peak.
+type LiveValue struct {
+	Value    string `json:"value"`
+	Type     string `json:"type"`
+	Bytes    int64  `json:"bytes"`
+	Producer string `json:"producer"`
+	Op       string `json:"op"`
+	Step     int    `json:"step"`
+}
+
+// InspectOptions say what Inspect computes.
+type InspectOptions struct {
+	// Target's memory model gives the peak; nil means ort.
+	Target targets.Target
+	// Top bounds how many of the largest values live at the peak are
+	// listed.
+	Top int
+	// Profile, when set, costs every node.
+	Profile *profiles.Profile
+}
+
+// Inspect measures m's graph (see Inspection).
+func (m *Model) Inspect(o InspectOptions) (*Inspection, error) {
+	if o.Target == nil {
+		o.Target = Targets()[0]
+	}
+	g := m.Graph
+	r := &Inspection{
+		Model: m.Name, Graph: g.Name, Opset: g.Opset(""),
+		Nodes: len(g.Nodes), Inputs: len(g.Inputs), Outputs: len(g.Outputs), Params: len(g.Params),
+		Ops: map[string]int{}, MemoryModel: o.Target.Name(),
+	}
+	seen := map[*ir.Value]bool{}
+	for _, v := range slices.Concat(g.Inputs, g.Params) {
+		if seen[v] {
+			continue
+		}
+		seen[v] = true
+		r.Values++
+		b, _ := v.Type.Bytes()
+		if v.Data != nil {
+			r.ParamBytes += b
+		} else {
+			r.InputBytes += b
+		}
+	}
+	for _, n := range g.Nodes {
+		r.Ops[n.OpName()]++
+		for _, v := range n.Outputs {
+			if v == nil {
+				continue
+			}
+			r.Values++
+			b, _ := v.Type.Bytes()
+			r.ActivationBytes += b
+		}
+	}
+	res, err := memory.Simulate(g, g.Nodes, o.Target.Memory())
+	if err != nil {
+		return nil, err
+	}
+	r.PeakBytes, r.PeakStep = res.PeakBytes, res.PeakStep
+	if res.PeakStep >= 0 {
+		r.PeakNode, r.PeakOp = g.Nodes[res.PeakStep].String(), g.Nodes[res.PeakStep].OpName()
+	}
+	for i, l := range res.AtPeak {
+		if i == o.Top {
+			break
+		}
+		r.LargestAtPeak = append(r.LargestAtPeak, LiveValue{
+			Value: l.Value.String(), Type: l.Value.Type.String(), Bytes: l.Bytes,
+			Producer: l.Value.Def.String(), Op: l.Value.Def.OpName(), Step: l.Step,
+		})
+	}
+	if o.Profile != nil {
+		if r.Costs, err = NodeCosts(g, o.Profile); err != nil {
+			return nil, err
+		}
+	}
+	return r, nil
+}

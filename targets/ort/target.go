@@ -1,0 +1,190 @@
+// Package ort is the ONNX Runtime 1.30 CPU target: the order in which ONNX
+// Runtime's sequential executor runs a written ONNX graph (Order,
+// Schedule), the model of its allocator (Memory), and how remat-compile
+// forces the plan's order on it through the file (Target.Place: the
+// exporter's fake data dependencies, the written order of the sinks, and
+// order constraints chosen by simulation).
+//
+// Every prediction is for the settings verify measures with (research
+// note ort-execution.md, Q3): arena on, memory pattern off, one intra-op
+// thread, sequential executor, level "disabled".
+package ort
+
+import (
+	"fmt"
+	"slices"
+
+	onnxexp "github.com/remat-compile/remat/exporters/onnx"
+	"github.com/remat-compile/remat/ir"
+	"github.com/remat-compile/remat/passes/memory"
+	"github.com/remat-compile/remat/passes/remat"
+	"github.com/remat-compile/remat/targets"
+)
+
+// Target is ONNX Runtime's target. The zero value is ready to use.
+type Target struct{}
+
+var _ targets.Target = Target{}
+
+// Name is "ort".
+func (Target) Name() string { return "ort" }
+
+// Describe names the runtime and the settings the predictions are for.
+func (Target) Describe() string {
+	return "ONNX Runtime 1.30 CPU (arena on, memory pattern off, sequential, level disabled)"
+}
+
+// Memory returns the model of ORT's allocator.
+func (Target) Memory() memory.Options { return Memory() }
+
+// Memory is the model of ONNX Runtime 1.30's CPU allocator (see
+// passes/memory ORT).
+func Memory() memory.Options { return memory.ORT() }
+
+// exportOptions are the options under which the pipeline writes a graph
+// for ORT, before the target's choices: value_info for every intermediate
+// (ONNX Runtime plans in-place writes and buffer reuse only for values of
+// known static shape) and the rewrite's recomputations.
+func exportOptions(rw *remat.RewriteResult) onnxexp.Options {
+	return onnxexp.Options{ValueInfo: true, Remat: rw, RuntimeOrder: Order}
+}
+
+// Original predicts g's peak in ORT as the file is (ours false: the
+// user's own model, in its own order) or as the pipeline writes it (ours
+// true: a graph the pipeline built, such as a training graph, written with
+// its sinks last where that lowers the peak).
+func (Target) Original(g *ir.Graph, ours bool) (*targets.Placement, error) {
+	opts := exportOptions(nil)
+	if ours {
+		opts = sinksLast(g, opts)
+	}
+	peak, err := Peak(g, opts)
+	if err != nil {
+		return nil, err
+	}
+	return &targets.Placement{Writing: writing(opts), PeakBytes: peak}, nil
+}
+
+// Place chooses the writing of the rewritten graph g: its sinks last
+// where that lowers ORT's peak and, when it recomputes anything, the
+// order constraints that bring ORT's order closer to the plan's where that
+// lowers the predicted peak (forceOrder).
+func (Target) Place(g *ir.Graph, rw *remat.RewriteResult) (*targets.Placement, error) {
+	opts := sinksLast(g, exportOptions(rw))
+	if rw == nil || len(rw.Recomputes) == 0 {
+		peak, err := Peak(g, opts)
+		if err != nil {
+			return nil, err
+		}
+		return &targets.Placement{Writing: writing(opts), PeakBytes: peak}, nil
+	}
+	ord, err := forceOrder(g, opts)
+	if err != nil {
+		return nil, err
+	}
+	opts.Order = ord.Constraints
+	return &targets.Placement{Writing: writing(opts), PeakBytes: ord.Peak, PlanOrderPeakBytes: ord.PlanPeak, UnforcedPeakBytes: ord.UnforcedPeak}, nil
+}
+
+// Culprits places the rewritten graph g as Place does and names, sorted,
+// the recomputed nodes (their originals) whose recomputation saves nothing
+// at the peak of ORT's allocator (heldAtPeak), with that peak. The
+// pipeline's refinement keeps them and solves again.
+func (t Target) Culprits(g *ir.Graph, rw *remat.RewriteResult) (int64, []string, error) {
+	pl, err := t.Place(g, rw)
+	if err != nil {
+		return 0, nil, err
+	}
+	opts := exportOptions(rw)
+	opts.SinksLast, opts.Order = pl.Writing.SinksLast, pl.Writing.Order
+	sim, seq, err := Simulate(g, opts)
+	if err != nil {
+		return 0, nil, err
+	}
+	return sim.PeakBytes, heldAtPeak(g, seq, sim, rw), nil
+}
+
+// ONNXOrder is Order: the pipeline gives it to exporters/onnx as
+// Options.RuntimeOrder when it writes a model for this target.
+func (Target) ONNXOrder(nodes []onnxexp.WrittenNode) []int { return Order(nodes) }
+
+// writing is the format-neutral part of opts.
+func writing(opts onnxexp.Options) targets.Writing {
+	return targets.Writing{SinksLast: opts.SinksLast, Order: opts.Order}
+}
+
+// heldAtPeak names, sorted, the recomputed nodes (their originals) whose
+// recomputation saves nothing at the peak of sim, the simulation of
+// sequence seq under Memory():
+//
+//   - the original's output holds a buffer at the peak (ORT runs it, or a
+//     reader of it, on the other side of the peak than the plan); or
+//   - a buffer at the peak holds no live value but waits for a later
+//     value of its element size and shape, and the recomputation is such
+//     a value, its original run before the peak: dropping the original
+//     across the peak freed a buffer that the planner keeps for the
+//     recomputation (or for another value of the shape).
+func heldAtPeak(g *ir.Graph, seq []*ir.Node, sim *memory.Result, rw *remat.RewriteResult) []string {
+	if rw == nil || sim.PeakStep < 0 {
+		return nil
+	}
+	pos := make(map[*ir.Node]int, len(seq))
+	for i, n := range seq {
+		pos[n] = i
+	}
+	lastRead := map[*ir.Value]int{}
+	for i, n := range seq {
+		for _, in := range n.Inputs {
+			if in != nil {
+				lastRead[in] = i
+			}
+		}
+	}
+	for _, o := range g.Outputs {
+		lastRead[o] = len(seq) // read by the caller, after the run
+	}
+	recomputed := map[*ir.Node]bool{}
+	for _, rc := range rw.Recomputes {
+		recomputed[rc.Original] = true
+	}
+	held := map[string]bool{} // element size and shape of the buffers waiting at the peak
+	names := map[string]bool{}
+	for _, l := range sim.AtPeak {
+		if l.Value == nil || l.Bytes == 0 {
+			continue
+		}
+		if d := l.Value.Def; d != nil && recomputed[d] {
+			names[d.Name] = true
+		}
+		if last, ok := lastRead[l.Value]; ok && last < sim.PeakStep {
+			held[layoutKey(l.Value)] = true
+		}
+	}
+	for _, rc := range rw.Recomputes {
+		p, q := pos[rc.Original], pos[rc.Node]
+		if p >= sim.PeakStep || q <= sim.PeakStep {
+			continue
+		}
+		for _, o := range rc.Node.Outputs {
+			if o != nil && held[layoutKey(o)] {
+				names[rc.Original.Name] = true
+			}
+		}
+	}
+	out := make([]string, 0, len(names))
+	for n := range names {
+		out = append(out, n)
+	}
+	slices.Sort(out)
+	return out
+}
+
+// layoutKey is a value's element size and static shape, the key of ORT's
+// buffer reuse ("" when it has none).
+func layoutKey(v *ir.Value) string {
+	dims, ok := v.Type.Dims()
+	if !ok || len(dims) == 0 || v.Type.Kind != ir.KindTensor {
+		return ""
+	}
+	return fmt.Sprint(v.Type.DType.Bits(), dims)
+}
