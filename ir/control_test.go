@@ -126,3 +126,14 @@ func TestSortFollowsControl(t *testing.T) {
 		t.Fatalf("Sort = %v, want a CycleError over the 4 nodes", err)
 	}
 }
+
+func TestSetOrderFollowsControl(t *testing.T) {
+	g, n := gated(t)
+	err := g.SetOrder([]*Node{n["a"], n["b"], n["gate"], n["y"]})
+	if err == nil || !strings.Contains(err.Error(), `node "b" runs before its control input "gate"`) {
+		t.Fatalf("SetOrder = %v, want the control edge gate -> b named", err)
+	}
+	if err := g.SetOrder([]*Node{n["a"], n["gate"], n["b"], n["y"]}); err != nil {
+		t.Fatal(err)
+	}
+}

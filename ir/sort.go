@@ -131,7 +131,8 @@ func (n *Node) AllInputs() []*Value {
 
 // SetOrder replaces g.Nodes by nodes, which must hold each node of g
 // exactly once, in a topological order (every node after the producers of
-// its inputs, implicit ones included). It fails, leaving g unchanged, when
+// its inputs, implicit ones included, and after its control inputs). It
+// fails, leaving g unchanged, when
 // they do not.
 func (g *Graph) SetOrder(nodes []*Node) error {
 	if len(nodes) != len(g.Nodes) {
@@ -158,6 +159,11 @@ func (g *Graph) SetOrder(nodes []*Node) error {
 			}
 			if p, ok := pos[v.Def]; ok && p >= i {
 				return fmt.Errorf("graph %q: SetOrder: node %q reads %q before its producer %q runs", g.Name, n.String(), v.String(), v.Def.String())
+			}
+		}
+		for _, c := range n.Control {
+			if p, ok := pos[c]; ok && p >= i {
+				return fmt.Errorf("graph %q: SetOrder: node %q runs before its control input %q", g.Name, n.String(), c.String())
 			}
 		}
 	}
