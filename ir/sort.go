@@ -132,8 +132,7 @@ func (n *Node) AllInputs() []*Value {
 // SetOrder replaces g.Nodes by nodes, which must hold each node of g
 // exactly once, in a topological order (every node after the producers of
 // its inputs, implicit ones included, and after its control inputs). It
-// fails, leaving g unchanged, when
-// they do not.
+// fails, leaving g unchanged, when they do not.
 func (g *Graph) SetOrder(nodes []*Node) error {
 	if len(nodes) != len(g.Nodes) {
 		return fmt.Errorf("graph %q: SetOrder: %d nodes for %d", g.Name, len(nodes), len(g.Nodes))
