@@ -24,8 +24,8 @@ func (e *CycleError) Error() string {
 	return fmt.Sprintf("graph %q has a cycle: nodes %s depend on each other", e.Graph, strings.Join(names, ", "))
 }
 
-// Sort puts g.Nodes in topological order, keeping the current relative order
-// wherever the dependencies allow (among ready nodes, the one that came
+// Sort puts g.Nodes in topological order, data and control edges alike,
+// keeping the current relative order wherever the dependencies allow (among ready nodes, the one that came
 // first goes first). Subgraphs are sorted too. A cycle is a *CycleError.
 func (g *Graph) Sort() error {
 	if err := g.sortOne(); err != nil {
@@ -60,7 +60,8 @@ func (g *Graph) sortOne() error {
 		pos[n] = i
 	}
 	// Only producers that are nodes of g order g's nodes: values of
-	// enclosing scopes are available before g runs at all.
+	// enclosing scopes are available before g runs at all. Control inputs
+	// are predecessors like producers.
 	indeg := make([]int, len(g.Nodes))
 	succ := make([][]int, len(g.Nodes))
 	for i, n := range g.Nodes {
@@ -70,6 +71,15 @@ func (g *Graph) sortOne() error {
 				continue
 			}
 			j, ok := pos[v.Def]
+			if !ok || seen[j] {
+				continue
+			}
+			seen[j] = true
+			indeg[i]++
+			succ[j] = append(succ[j], i)
+		}
+		for _, c := range n.Control {
+			j, ok := pos[c]
 			if !ok || seen[j] {
 				continue
 			}
@@ -121,8 +131,8 @@ func (n *Node) AllInputs() []*Value {
 
 // SetOrder replaces g.Nodes by nodes, which must hold each node of g
 // exactly once, in a topological order (every node after the producers of
-// its inputs, implicit ones included). It fails, leaving g unchanged, when
-// they do not.
+// its inputs, implicit ones included, and after its control inputs). It
+// fails, leaving g unchanged, when they do not.
 func (g *Graph) SetOrder(nodes []*Node) error {
 	if len(nodes) != len(g.Nodes) {
 		return fmt.Errorf("graph %q: SetOrder: %d nodes for %d", g.Name, len(nodes), len(g.Nodes))
@@ -148,6 +158,11 @@ func (g *Graph) SetOrder(nodes []*Node) error {
 			}
 			if p, ok := pos[v.Def]; ok && p >= i {
 				return fmt.Errorf("graph %q: SetOrder: node %q reads %q before its producer %q runs", g.Name, n.String(), v.String(), v.Def.String())
+			}
+		}
+		for _, c := range n.Control {
+			if p, ok := pos[c]; ok && p >= i {
+				return fmt.Errorf("graph %q: SetOrder: node %q runs before its control input %q", g.Name, n.String(), c.String())
 			}
 		}
 	}

@@ -29,7 +29,10 @@ var rules = []struct {
 	{"ir/irtext", []string{"ir"}},
 	{"ir/irtest", []string{"ir", "ir/irtext"}},
 	{"internal/onnxpb", []string{"google.golang.org/protobuf/*"}},
-	{"importers/*", []string{"ir", "internal/onnxpb", "internal/tfpb", "google.golang.org/protobuf/*"}},
+	{"internal/tfpb", []string{"google.golang.org/protobuf/*"}},
+	{"internal/pbcheck", []string{"google.golang.org/protobuf/*"}},
+	{"internal/pbtest", []string{"google.golang.org/protobuf/*"}}, // tests only
+	{"importers/*", []string{"ir", "internal/onnxpb", "internal/tfpb", "internal/pbcheck", "google.golang.org/protobuf/*"}},
 	{"exporters/onnx", []string{"ir", "internal/onnxpb", "internal/atomicfile", "passes/remat", "google.golang.org/protobuf/*"}},
 	{"exporters/report", []string{"ir", "passes/remat"}},
 	{"profiles", []string{"ir", "gopkg.in/yaml.v3"}},
@@ -82,7 +85,7 @@ func match(pattern, pkg string) bool {
 }
 
 // testOnly are the packages only tests may import.
-var testOnly = []string{"internal/testmodels", "internal/e2e", "internal/memcheck"}
+var testOnly = []string{"internal/testmodels", "internal/e2e", "internal/memcheck", "internal/pbtest"}
 
 // pkgImports is one package of the module as go list describes it.
 type pkgImports struct {
