@@ -6,8 +6,8 @@
 // its subgraphs, so passes keep side tables as slices indexed by ID. Def and
 // Uses links are kept exact by the mutation methods in this file; code
 // outside the package must not assign Node.Inputs, Node.Outputs,
-// Node.Implicit, Value.Def or Value.Uses directly. Verify checks every
-// invariant.
+// Node.Implicit, Node.Control, Node.ControlUses, Value.Def or Value.Uses
+// directly. Verify checks every invariant.
 package ir
 
 import (
@@ -95,7 +95,14 @@ type Node struct {
 	// read (outer-scope captures). They are uses of this node: a captured
 	// value must stay live until the node has run.
 	Implicit []*Value
-	Attrs    []Attr
+	// Control lists nodes of the same graph that must run before this one
+	// although it reads none of their outputs: ordering edges that carry no
+	// value (TensorFlow's control inputs, "^name"). ControlUses is the
+	// reverse, the nodes whose Control lists this one. AddControl and
+	// RemoveControl keep the two exact.
+	Control     []*Node
+	ControlUses []*Node
+	Attrs       []Attr
 
 	Graph *Graph // the graph whose Nodes holds this node
 	Ext   any
@@ -275,6 +282,34 @@ func (n *Node) shiftImplicitUses(from, delta int) {
 	}
 }
 
+// AddControl makes n run after m (a control input: an ordering edge without
+// a value), keeping m.ControlUses exact. m must be a node of n's graph that
+// comes before n in its Nodes. Adding an edge twice is a no-op.
+func (n *Node) AddControl(m *Node) {
+	if m == nil {
+		panic(fmt.Sprintf("ir: AddControl(nil) on node %s", n))
+	}
+	if slices.Contains(n.Control, m) {
+		return
+	}
+	n.Control = append(n.Control, m)
+	m.ControlUses = append(m.ControlUses, n)
+}
+
+// RemoveControl deletes the control edge from m to n, if there is one.
+func (n *Node) RemoveControl(m *Node) {
+	i := slices.Index(n.Control, m)
+	if i < 0 {
+		return
+	}
+	n.Control = slices.Delete(n.Control, i, i+1)
+	j := slices.Index(m.ControlUses, n)
+	if j < 0 {
+		panic(fmt.Sprintf("ir: node %s lists control input %s, which does not list it among its control uses", n, m))
+	}
+	m.ControlUses = slices.Delete(m.ControlUses, j, j+1)
+}
+
 func (v *Value) removeUse(n *Node, i int) {
 	for j, u := range v.Uses {
 		if u.Node == n && u.Index == i {
@@ -309,13 +344,20 @@ func (v *Value) ReplaceUses(w *Value) {
 	}
 }
 
-// RemoveNode deletes n from its graph. Its outputs must have no uses left;
-// its inputs lose their uses by n.
+// RemoveNode deletes n from its graph. Its outputs must have no uses left
+// and no node may list n as a control input; its inputs lose their uses by
+// n, and its control inputs their control uses.
 func (g *Graph) RemoveNode(n *Node) {
 	for _, o := range n.Outputs {
 		if o != nil && len(o.Uses) > 0 {
 			panic(fmt.Sprintf("ir: RemoveNode(%s): output %s still has %d uses", n, o, len(o.Uses)))
 		}
+	}
+	if len(n.ControlUses) > 0 {
+		panic(fmt.Sprintf("ir: RemoveNode(%s): %d nodes still list it as a control input (first %s); RemoveControl them first", n, len(n.ControlUses), n.ControlUses[0]))
+	}
+	for len(n.Control) > 0 {
+		n.RemoveControl(n.Control[len(n.Control)-1])
 	}
 	for i, v := range n.Inputs {
 		if v != nil {

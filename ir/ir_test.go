@@ -74,6 +74,44 @@ func TestSortRestoresOrderAndFindsCycles(t *testing.T) {
 	}
 }
 
+func TestSetOrder(t *testing.T) {
+	g, n := chain(t)
+	// relu, conv, add is the only topological order; a second graph with
+	// two independent nodes has two.
+	for _, tt := range []struct {
+		order []*Node
+		want  string
+	}{
+		{[]*Node{n["relu"], n["add"], n["conv"]}, `node "add" reads "c" before its producer "conv" runs`},
+		{[]*Node{n["relu"], n["conv"]}, "2 nodes for 3"},
+		{[]*Node{n["relu"], n["conv"], n["conv"]}, `node "conv" appears twice`},
+		{[]*Node{n["relu"], n["conv"], NewGraph("o").NewNode("Relu", "", nil, []string{"z"})}, "is not a node of the graph"},
+	} {
+		err := g.SetOrder(tt.order)
+		if err == nil || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("SetOrder = %v, want an error containing %q", err, tt.want)
+		}
+		if g.Nodes[0] != n["relu"] || g.Nodes[2] != n["add"] {
+			t.Fatalf("a failed SetOrder changed the graph")
+		}
+	}
+	h := NewGraph("pair")
+	x := h.AddInput("x", TensorOf(Float32, 2))
+	a := h.NewNode("Relu", "", []*Value{x}, []string{"a"})
+	b := h.NewNode("Neg", "", []*Value{x}, []string{"b"})
+	want := []*Node{b, a}
+	if err := h.SetOrder(want); err != nil {
+		t.Fatal(err)
+	}
+	want[0] = nil // SetOrder keeps its own copy
+	if h.Nodes[0] != b || h.Nodes[1] != a {
+		t.Fatalf("order %v, want b, a", h.Nodes)
+	}
+	if err := Verify(h); err != nil {
+		t.Fatal(err)
+	}
+}
+
 func TestMutationKeepsUsesExact(t *testing.T) {
 	g, n := chain(t)
 	r := n["relu"].Outputs[0]

@@ -74,7 +74,8 @@ func arityText(lo, hi int) string {
 
 // LookupOp returns the table entry of an operator, or nil when the IR does
 // not know it (a custom or newer op, kept as an opaque node). The domains ""
-// and "ai.onnx" are the same standard domain.
+// and "ai.onnx" are the same standard domain; TFDomain holds TensorFlow's
+// ops (ops_tf.go).
 func LookupOp(domain, name string) *OpInfo {
 	if domain == "ai.onnx" {
 		domain = ""
@@ -83,11 +84,12 @@ func LookupOp(domain, name string) *OpInfo {
 	if !ok {
 		return nil
 	}
-	return &opTable[i]
+	return &allOps[i]
 }
 
-// Ops returns a copy of the whole op table, in table order.
-func Ops() []OpInfo { return append([]OpInfo(nil), opTable...) }
+// Ops returns a copy of the whole op table, in table order: the ONNX
+// domain, then TensorFlow's.
+func Ops() []OpInfo { return append([]OpInfo(nil), allOps...) }
 
 // Info returns n's op table entry, or nil.
 func (n *Node) Info() *OpInfo { return LookupOp(n.Domain, n.Op) }
@@ -111,9 +113,12 @@ func (n *Node) Recomputable() bool {
 
 type opKey struct{ domain, name string }
 
+// allOps is the op table of every domain.
+var allOps = append(append([]OpInfo(nil), opTable...), tfOpTable...)
+
 var opIndex = func() map[opKey]int {
-	m := make(map[opKey]int, len(opTable))
-	for i, o := range opTable {
+	m := make(map[opKey]int, len(allOps))
+	for i, o := range allOps {
 		m[opKey{o.Domain, o.Name}] = i
 	}
 	return m

@@ -24,8 +24,8 @@ func (e *CycleError) Error() string {
 	return fmt.Sprintf("graph %q has a cycle: nodes %s depend on each other", e.Graph, strings.Join(names, ", "))
 }
 
-// Sort puts g.Nodes in topological order, keeping the current relative order
-// wherever the dependencies allow (among ready nodes, the one that came
+// Sort puts g.Nodes in topological order, data and control edges alike,
+// keeping the current relative order wherever the dependencies allow (among ready nodes, the one that came
 // first goes first). Subgraphs are sorted too. A cycle is a *CycleError.
 func (g *Graph) Sort() error {
 	if err := g.sortOne(); err != nil {
@@ -60,7 +60,8 @@ func (g *Graph) sortOne() error {
 		pos[n] = i
 	}
 	// Only producers that are nodes of g order g's nodes: values of
-	// enclosing scopes are available before g runs at all.
+	// enclosing scopes are available before g runs at all. Control inputs
+	// are predecessors like producers.
 	indeg := make([]int, len(g.Nodes))
 	succ := make([][]int, len(g.Nodes))
 	for i, n := range g.Nodes {
@@ -70,6 +71,15 @@ func (g *Graph) sortOne() error {
 				continue
 			}
 			j, ok := pos[v.Def]
+			if !ok || seen[j] {
+				continue
+			}
+			seen[j] = true
+			indeg[i]++
+			succ[j] = append(succ[j], i)
+		}
+		for _, c := range n.Control {
+			j, ok := pos[c]
 			if !ok || seen[j] {
 				continue
 			}
@@ -117,4 +127,45 @@ func (n *Node) AllInputs() []*Value {
 		return n.Inputs
 	}
 	return append(append([]*Value(nil), n.Inputs...), n.Implicit...)
+}
+
+// SetOrder replaces g.Nodes by nodes, which must hold each node of g
+// exactly once, in a topological order (every node after the producers of
+// its inputs, implicit ones included, and after its control inputs). It
+// fails, leaving g unchanged, when they do not.
+func (g *Graph) SetOrder(nodes []*Node) error {
+	if len(nodes) != len(g.Nodes) {
+		return fmt.Errorf("graph %q: SetOrder: %d nodes for %d", g.Name, len(nodes), len(g.Nodes))
+	}
+	pos := make(map[*Node]int, len(nodes))
+	for _, n := range g.Nodes {
+		pos[n] = -1
+	}
+	for i, n := range nodes {
+		p, ok := pos[n]
+		switch {
+		case !ok:
+			return fmt.Errorf("graph %q: SetOrder: node %q is not a node of the graph", g.Name, n.String())
+		case p >= 0:
+			return fmt.Errorf("graph %q: SetOrder: node %q appears twice", g.Name, n.String())
+		}
+		pos[n] = i
+	}
+	for i, n := range nodes {
+		for _, v := range n.AllInputs() {
+			if v == nil || v.Def == nil {
+				continue
+			}
+			if p, ok := pos[v.Def]; ok && p >= i {
+				return fmt.Errorf("graph %q: SetOrder: node %q reads %q before its producer %q runs", g.Name, n.String(), v.String(), v.Def.String())
+			}
+		}
+		for _, c := range n.Control {
+			if p, ok := pos[c]; ok && p >= i {
+				return fmt.Errorf("graph %q: SetOrder: node %q runs before its control input %q", g.Name, n.String(), c.String())
+			}
+		}
+	}
+	g.Nodes = append(g.Nodes[:0:0], nodes...)
+	return nil
 }

@@ -120,6 +120,25 @@ func (t TensorType) NumElements() (n int64, ok bool) {
 	return numElements(t.Shape)
 }
 
+// NumElements is the number of elements of a tensor with dimensions dims
+// (1 for a scalar); ok is false when a dimension is negative or the product
+// overflows.
+func NumElements(dims []int64) (n int64, ok bool) {
+	for _, d := range dims {
+		if d == 0 {
+			return 0, true
+		}
+	}
+	n = 1
+	for _, d := range dims {
+		if d < 0 || n > (1<<62)/d {
+			return 0, false
+		}
+		n *= d
+	}
+	return n, true
+}
+
 func numElements(shape []Dim) (int64, bool) {
 	n := int64(1)
 	for _, d := range shape {

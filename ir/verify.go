@@ -11,8 +11,10 @@ import (
 // enclosing one), which also rules out cycles; implicit inputs declared for
 // every outer-scope value a subgraph reads; no two values of one name in
 // one scope (a subgraph may not shadow an outer name, but sibling
-// subgraphs may reuse one);
-// arities within the op table's bounds. It returns an ErrorList naming the
+// subgraphs may reuse one); control inputs that are nodes of the same graph
+// listed earlier in its Nodes (which rules out cycles through them), each
+// once, with ControlUses their exact reverse; arities within the op table's
+// bounds. It returns an ErrorList naming the
 // offending nodes and values, or nil.
 func Verify(g *Graph) error {
 	vr := &verifier{
@@ -22,9 +24,11 @@ func Verify(g *Graph) error {
 		defined:   make([]*Value, g.NumValues()),
 		names:     map[string]*Value{},
 		uses:      map[*Value][]Use{},
+		ctrlUses:  map[*Node][]*Node{},
 	}
 	vr.graph(g)
 	vr.checkUses()
+	vr.checkControlUses()
 	return vr.errs.Err()
 }
 
@@ -37,6 +41,8 @@ type verifier struct {
 	names     map[string]*Value
 	uses      map[*Value][]Use // uses found by walking, compared to Value.Uses
 	values    []*Value         // every value in definition order
+	nodes     []*Node          // every node in walk order
+	ctrlUses  map[*Node][]*Node
 }
 
 func (vr *verifier) nodeErr(n *Node, format string, args ...any) {
@@ -152,6 +158,7 @@ func (vr *verifier) node(g *Graph, n *Node) {
 		return
 	}
 	vr.nodeSeen[n.ID] = true
+	vr.nodes = append(vr.nodes, n)
 	if n.Graph != g {
 		vr.nodeErr(n, "records graph %q but is listed in graph %q", graphName(n.Graph), g.Name)
 	}
@@ -174,6 +181,24 @@ func (vr *verifier) node(g *Graph, n *Node) {
 		if !vr.available(v) {
 			vr.nodeErr(n, "implicit input %q is not defined before the node", v.String())
 		}
+	}
+	for k, c := range n.Control {
+		switch {
+		case c == nil:
+			vr.nodeErr(n, "control input %d is nil", k)
+			continue
+		case c == n:
+			vr.nodeErr(n, "lists itself as a control input (a cycle)")
+		case c.Graph != g:
+			vr.nodeErr(n, "control input %q is a node of graph %q; control edges stay within one graph", c.String(), graphName(c.Graph))
+		case c.ID < 0 || int(c.ID) >= len(vr.nodeSeen) || !vr.nodeSeen[c.ID]:
+			vr.nodeErr(n, "control input %q does not come before the node (a cycle through control inputs, nodes out of order, or a node not in the graph)", c.String())
+		}
+		if slices.Index(n.Control, c) != k {
+			vr.nodeErr(n, "lists control input %q twice", c.String())
+			continue
+		}
+		vr.ctrlUses[c] = append(vr.ctrlUses[c], n)
 	}
 	if info := n.Info(); info != nil {
 		in := len(n.Inputs)
@@ -226,6 +251,24 @@ func (vr *verifier) checkUses() {
 		for _, u := range v.Uses {
 			if !slices.Contains(want, u) {
 				vr.valueErr(v, "records a use by node %q slot %d that does not read it", u.Node.String(), u.Index)
+				break
+			}
+		}
+	}
+}
+
+// checkControlUses compares every node's ControlUses with the nodes found
+// listing it as a control input.
+func (vr *verifier) checkControlUses() {
+	for _, n := range vr.nodes {
+		want := vr.ctrlUses[n]
+		if len(want) != len(n.ControlUses) {
+			vr.nodeErr(n, "has %d recorded control uses, but %d nodes list it as a control input", len(n.ControlUses), len(want))
+			continue
+		}
+		for _, u := range n.ControlUses {
+			if !slices.Contains(want, u) {
+				vr.nodeErr(n, "records a control use by node %q, which does not list it as a control input", u.String())
 				break
 			}
 		}

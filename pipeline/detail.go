@@ -89,7 +89,7 @@ func (f *Fit) Detail(m *Model, r *report.Compile) error {
 		Rewrite:     report.NewSeries(rw, slices.Clone(res.Check.During)),
 	})
 	if tl, ok := f.Target.(targets.Timeliner); ok && f.detail.original != nil && f.Placement != nil && f.Target.Name() != report.ModelLiveness {
-		sim, seq, err := tl.Timeline(m.Graph, res.Rewrite, f.Placement.Writing)
+		sim, seq, err := tl.Timeline(m.Graph, f.Rewrite, f.Placement.Writing)
 		if err != nil {
 			return fmt.Errorf("%s: the target's timeline of the rewrite: %w", m.Name, err)
 		}

@@ -38,7 +38,7 @@ func (m *Model) exportOptions(f *Fit, valueInfo bool) onnxexp.Options {
 	}
 	res := f.Remat
 	opts.ValueInfo = true
-	opts.Remat = res.Rewrite
+	opts.Remat = f.Rewrite
 	opts.RematInfo = onnxexp.RematInfo{
 		Solver:             PlanSolver(res),
 		BudgetBytes:        res.BudgetBytes,

@@ -12,6 +12,7 @@ import (
 	"github.com/remat-compile/remat/exporters/report"
 	"github.com/remat-compile/remat/ir"
 	"github.com/remat-compile/remat/passes"
+	"github.com/remat-compile/remat/passes/order"
 	"github.com/remat-compile/remat/passes/remat"
 	"github.com/remat-compile/remat/passes/remat/solvers"
 	"github.com/remat-compile/remat/profiles"
@@ -77,6 +78,33 @@ type FitOptions struct {
 	// timeline of the original graph (simulated before the fit rewrites
 	// it).
 	Timelines bool
+	// Order chooses the execution order the plan is made in and forced in
+	// (OrderFile by default).
+	Order Order
+}
+
+// Order is how Fit chooses the execution order.
+type Order string
+
+const (
+	// OrderFile keeps the file's order: the plan is made in it, and the
+	// runtime is made to follow it where the plan recomputes something.
+	OrderFile Order = "file"
+	// OrderAuto chooses the order with the least peak under the target's
+	// memory model (passes/order) before the plan is made, and makes the
+	// runtime follow it where that lowers the predicted peak.
+	OrderAuto Order = "auto"
+)
+
+// ParseOrder reads an -order flag value.
+func ParseOrder(s string) (Order, error) {
+	switch o := Order(s); o {
+	case OrderFile, OrderAuto:
+		return o, nil
+	case "":
+		return OrderFile, nil
+	}
+	return "", optionErrorf("-order %q: want file (the file's order) or auto (the order of least peak under the target's memory model)", s)
 }
 
 // Fit is what Fit did: the remat pass's result, the target's predictions
@@ -93,6 +121,16 @@ type Fit struct {
 	// Original is the target's prediction for the graph before the fit;
 	// Placement the writing and prediction of the fitted graph.
 	Original, Placement *targets.Placement
+	// Reordered reports that the order pass changed the execution order
+	// (FitOptions.Order auto): FilePeakBytes and OrderPeakBytes are the
+	// peaks of the file's and the chosen order under the target's memory
+	// model, before rematerialization.
+	Reordered                     bool
+	FilePeakBytes, OrderPeakBytes int64
+	// Rewrite is what the file is written with: the remat pass's rewrite
+	// when it recomputes something or the order changed (an empty
+	// rewrite then), nil when the graph is written unforced.
+	Rewrite *remat.RewriteResult
 	// Refinement lists the solves of the target's refinement, the first
 	// solve included; empty when it did not run.
 	Refinement []report.RefineStep
@@ -137,12 +175,21 @@ func (m *Model) Fit(ctx context.Context, o FitOptions) (*Fit, error) {
 	if err != nil {
 		return nil, err
 	}
+	order, err := ParseOrder(string(o.Order))
+	if err != nil {
+		return nil, err
+	}
 	f := &Fit{Target: o.Target, TimeLimit: o.TimeLimit}
 	// The target's peak of the graph before the fit, as the runtime runs
 	// the written model: a training graph is ours to write too, so it is
 	// written as the rewrite is and compared as written.
 	f.Original, f.TargetErr = o.Target.Original(m.Graph, m.Training != nil)
 	f.detail.record(m, f, o)
+	if order == OrderAuto {
+		if err := m.reorder(ctx, f, o.Target); err != nil {
+			return nil, err
+		}
+	}
 
 	f.Remat, err = m.solve(ctx, m.Graph, keep, o, m.passOptions())
 	if err != nil {
@@ -155,10 +202,35 @@ func (m *Model) Fit(ctx context.Context, o FitOptions) (*Fit, error) {
 			}
 		}
 	}
-	if f.Placement, err = o.Target.Place(m.Graph, f.Remat.Rewrite); err != nil {
+	f.Rewrite = f.Remat.Rewrite
+	switch {
+	case f.Rewrite != nil && len(f.Rewrite.Recomputes) == 0 && !f.Reordered:
+		f.Rewrite = nil // nothing to force
+	case f.Rewrite == nil && f.Reordered:
+		f.Rewrite = &remat.RewriteResult{Graph: m.Graph}
+	}
+	if f.Placement, err = o.Target.Place(m.Graph, f.Rewrite); err != nil {
 		return f, err
 	}
 	return f, nil
+}
+
+// reorder sets m's execution order to the one of least peak under the
+// target's memory model (passes/order) when it is lower than the file's.
+func (m *Model) reorder(ctx context.Context, f *Fit, t targets.Target) error {
+	r, err := order.Best(ctx, m.Graph, t.Memory(), order.Options{})
+	if err != nil {
+		return err
+	}
+	f.FilePeakBytes, f.OrderPeakBytes = r.FilePeak, r.Peak
+	if r.Peak >= r.FilePeak {
+		return nil
+	}
+	if err := m.Graph.SetOrder(r.Seq); err != nil {
+		return fmt.Errorf("order: %w", err)
+	}
+	f.Reordered = true
+	return nil
 }
 
 // solve runs the remat pass on g, no node of keep recomputed.
@@ -276,6 +348,10 @@ func (m *Model) refine(ctx context.Context, f *Fit, r refiner, keep map[string]b
 			break
 		}
 		n, err := m.Rebuild(ctx)
+		if err == nil && f.Reordered {
+			// The same order again: the order pass is deterministic.
+			err = n.reorder(ctx, &Fit{}, f.Target)
+		}
 		var res2 *remat.Result
 		if err == nil {
 			res2, err = m.solve(ctx, n.Graph, keep, o, quiet)
@@ -356,6 +432,11 @@ func (f *Fit) Report(m *Model, output, budget string) *report.Compile {
 	r.TimeLimitSeconds = f.TimeLimit.Seconds()
 	r.Target, r.TargetModel = f.Target.Name(), f.Target.Describe()
 	r.ORTRefinement = f.Refinement
+	r.Order = string(OrderFile)
+	if f.FilePeakBytes > 0 {
+		r.Order = string(OrderAuto)
+		r.Reordered, r.FileOrderPeakBytes, r.ChosenOrderPeakBytes = f.Reordered, f.FilePeakBytes, f.OrderPeakBytes
+	}
 	if _, ok := f.Target.(onnxRuntime); ok && f.TargetErr == nil && f.Placement != nil {
 		r.ORTBeforePeakBytes, r.ORTAfterPeakBytes = f.Original.PeakBytes, f.Placement.PeakBytes
 		r.ORTPlanOrderPeakBytes, r.ORTUnforcedPeakBytes = f.Placement.PlanOrderPeakBytes, f.Placement.UnforcedPeakBytes

@@ -2,7 +2,7 @@
 # test.sh — the whole test suite, as CI runs it: installs what the tests
 # need (scripts/setup.sh), then vets and tests every package, including the
 # ONNX Runtime, TensorFlow.js and python3-onnx checks and a bounded fuzz run
-# of the importer. Pass -short to skip the slow tests.
+# of the importers and the IR text form. Pass -short to skip the slow tests.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 eval "$(scripts/setup.sh)"
@@ -25,4 +25,6 @@ if [[ " $* " != *" -short "* ]]; then
   echo "== fuzz (bounded)"
   go test -run '^$' -fuzz '^FuzzImport$' -fuzztime 45s ./importers/onnx
   go test -run '^$' -fuzz '^FuzzParse$' -fuzztime 20s ./ir/irtext
+  go test -run '^$' -fuzz '^FuzzImportGraphDef$' -fuzztime 20s ./importers/graphdef
+  go test -run '^$' -fuzz '^FuzzImportModelJSON$' -fuzztime 20s ./importers/graphdef
 fi

@@ -440,12 +440,12 @@ func verifyLevel(level, origPath, rematPath string, inputs map[string]ort.Tensor
 	}
 	ropts := opts
 	ropts.OptimizedModel = p != nil // to trace the recomputations through ORT's optimizers
-	remat, err := ort.Run(rematPath, inputs, ropts)
+	rw, err := ort.Run(rematPath, inputs, ropts)
 	if err != nil {
 		return nil, fmt.Errorf("verify: running the remat model at level %s: %w", level, err)
 	}
 	for _, name := range orig.OutputNames {
-		or := compareOutputs(name, orig.Outputs[name], remat.Outputs[name])
+		or := compareOutputs(name, orig.Outputs[name], rw.Outputs[name])
 		if !or.Equal {
 			lr.Failures = append(lr.Failures, fmt.Sprintf("output %q differs: %s", name, DescribeDiff(or)))
 		}
@@ -454,7 +454,7 @@ func verifyLevel(level, origPath, rematPath string, inputs map[string]ort.Tensor
 	if lr.Orig, err = measure(orig, nodeMemory); err != nil {
 		return nil, fmt.Errorf("verify: the original model at level %s: %w", level, err)
 	}
-	if lr.Rematted, err = measure(remat, nodeMemory); err != nil {
+	if lr.Rematted, err = measure(rw, nodeMemory); err != nil {
 		return nil, fmt.Errorf("verify: the remat model at level %s: %w", level, err)
 	}
 	lr.ReductionBytes = lr.Orig.PeakBytes - lr.Rematted.PeakBytes
@@ -490,10 +490,10 @@ func verifyLevel(level, origPath, rematPath string, inputs map[string]ort.Tensor
 			lr.PredictedBy = ""
 		}
 		var og *optGraph
-		if og, err = parseOptGraph(remat.OptimizedModel, remat.Profile); err != nil {
+		if og, err = parseOptGraph(rw.OptimizedModel, rw.Profile); err != nil {
 			lr.Failures = append(lr.Failures, fmt.Sprintf("cannot trace the recomputations: %v", err))
 		}
-		lr.Recompute = checkPlacement(p, remat.Profile, og)
+		lr.Recompute = checkPlacement(p, rw.Profile, og)
 		for _, pr := range lr.Recompute {
 			if !pr.OK {
 				lr.Failures = append(lr.Failures, fmt.Sprintf("recompute node %q: %s", pr.Node, pr.Problem))

@@ -14,6 +14,7 @@ func TestParseBudget(t *testing.T) {
 		want remat.Budget
 	}{
 		{"", remat.Budget{}},
+		{"device", remat.Budget{}},
 		{"1000000", remat.BudgetBytes(1000000)},
 		{"512MiB", remat.BudgetBytes(512 << 20)},
 		{"512mib", remat.BudgetBytes(512 << 20)},

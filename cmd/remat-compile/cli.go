@@ -45,7 +45,7 @@ type command struct {
 	short string
 	// setup registers the flags and returns the function that runs the
 	// command on the positional arguments.
-	setup func(fs *flag.FlagSet) func(ctx context.Context, args []string, io *Streams) error
+	setup func(fs *flag.FlagSet) func(ctx context.Context, args []string, st *Streams) error
 }
 
 func commands() []*command {
@@ -62,7 +62,7 @@ const defaultCommand = "compile"
 // slash), or an existing file. A bare word such as "frobnicate" is a
 // mistyped command.
 func isModelArg(arg string) bool {
-	if strings.HasPrefix(arg, "-") || strings.ContainsAny(arg, `./\`) {
+	if strings.HasPrefix(arg, "-") || strings.HasPrefix(arg, "zoo:") || strings.ContainsAny(arg, `./\`) {
 		return true
 	}
 	_, err := os.Stat(arg)
@@ -78,9 +78,9 @@ func usagef(format string, args ...any) error { return &usageError{fmt.Sprintf(f
 
 // Main runs remat-compile with args (without the program name) and returns
 // the exit status.
-func Main(ctx context.Context, args []string, io *Streams) int {
+func Main(ctx context.Context, args []string, st *Streams) int {
 	if len(args) == 0 || args[0] == "help" || args[0] == "-h" || args[0] == "-help" || args[0] == "--help" {
-		printUsage(io.Out)
+		printUsage(st.Out)
 		if len(args) == 0 {
 			return exitUsage
 		}
@@ -101,15 +101,15 @@ func Main(ctx context.Context, args []string, io *Streams) int {
 		}
 	}
 	if cmd == nil {
-		fmt.Fprintf(io.Err, "remat-compile: unknown command %q\n", args[0])
-		printUsage(io.Err)
+		fmt.Fprintf(st.Err, "remat-compile: unknown command %q\n", args[0])
+		printUsage(st.Err)
 		return exitUsage
 	}
 	fs := flag.NewFlagSet("remat-compile "+cmd.name, flag.ContinueOnError)
-	fs.SetOutput(io.Err)
+	fs.SetOutput(st.Err)
 	run := cmd.setup(fs)
 	fs.Usage = func() {
-		fmt.Fprintf(io.Err, "usage: remat-compile %s %s\n\n%s\n\nflags:\n", cmd.name, cmd.usage, cmd.short)
+		fmt.Fprintf(st.Err, "usage: remat-compile %s %s\n\n%s\n\nflags:\n", cmd.name, cmd.usage, cmd.short)
 		fs.PrintDefaults()
 	}
 	pos, err := parseInterleaved(fs, rest)
@@ -119,9 +119,9 @@ func Main(ctx context.Context, args []string, io *Streams) int {
 	if err != nil {
 		return exitUsage // flag already printed the problem and the usage
 	}
-	io.Args = append([]string{"remat-compile"}, args...)
-	err = run(ctx, pos, io)
-	return exitStatus(io, cmd.name, err)
+	st.Args = append([]string{"remat-compile"}, args...)
+	err = run(ctx, pos, st)
+	return exitStatus(st, cmd.name, err)
 }
 
 // parseInterleaved parses flags that may come before or after positional
@@ -144,7 +144,7 @@ func parseInterleaved(fs *flag.FlagSet, args []string) ([]string, error) {
 	}
 }
 
-func exitStatus(io *Streams, name string, err error) int {
+func exitStatus(st *Streams, name string, err error) int {
 	if err == nil {
 		return exitOK
 	}
@@ -152,13 +152,13 @@ func exitStatus(io *Streams, name string, err error) int {
 	var oe *pipeline.OptionError
 	switch {
 	case errors.As(err, &ue), errors.As(err, &oe):
-		fmt.Fprintf(io.Err, "remat-compile %s: %v\n", name, err)
+		fmt.Fprintf(st.Err, "remat-compile %s: %v\n", name, err)
 		return exitUsage
 	case passes.IsInternal(err):
-		fmt.Fprintf(io.Err, "remat-compile: %v\n", err)
+		fmt.Fprintf(st.Err, "remat-compile: %v\n", err)
 		return exitInternal
 	}
-	fmt.Fprintln(io.Err, err)
+	fmt.Fprintln(st.Err, err)
 	return exitFailure
 }
 

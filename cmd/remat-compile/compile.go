@@ -20,6 +20,7 @@ import (
 
 	"github.com/remat-compile/remat/exporters/report"
 	"github.com/remat-compile/remat/internal/atomicfile"
+	"github.com/remat-compile/remat/passes/arena"
 	"github.com/remat-compile/remat/passes/remat"
 	"github.com/remat-compile/remat/passes/remat/checkmate"
 	"github.com/remat-compile/remat/passes/remat/solvers"
@@ -42,6 +43,9 @@ type compileOptions struct {
 	// extra solves of the ONNX Runtime refinement (-ort-refine, 0: off).
 	keep      string
 	ortRefine int
+	// order is -order (pipeline.Order); arena the -arena sidecar file.
+	order string
+	arena string
 	// sweepSVG is -sweep-svg; verify runs verify on the written model
 	// (-verify).
 	sweepSVG string
@@ -51,14 +55,14 @@ type compileOptions struct {
 func compileCmd() *command {
 	return &command{
 		name:  "compile",
-		usage: "model.onnx -o out.onnx [-budget 70%|512MiB] [-target ort|liveness] [-solver auto|NAME] [-profile NAME|file.yaml] [-time-limit 60s] [-report plan.json|plan.html] [-verify] [-sweep-svg sweep.svg] [-emit-milp model.lp|.mps] [-train [-loss sum|mean|mse:TARGET|softmax-xent:LABEL] [-trainable all|NAME,...] [-optimizer sgd:LR]] [-keep NODE,...] [-ort-refine N] [-input-shape name=DIMS] [-dim sym=N] [-d check,dump]",
+		usage: "model.onnx -o out.onnx [-budget 70%|512MiB|device|sweep[:FROM-TO:STEP]] [-target ort|liveness] [-solver auto|NAME] [-profile NAME|file.yaml] [-time-limit 60s] [-report plan.json|plan.html] [-verify] [-sweep-svg sweep.svg] [-emit-milp model.lp|.mps] [-train [-loss sum|mean|mse:TARGET|softmax-xent:LABEL] [-trainable all|NAME,...] [-optimizer sgd:LR]] [-keep NODE,...] [-ort-refine N] [-order file|auto] [-arena plan.json] [-input-shape name=DIMS] [-dim sym=N] [-d check,dump]",
 		short: "Choose which values to keep and which to recompute so that the model runs within a memory budget, and write the rewritten model (the default command: `remat-compile model.onnx -o out.onnx -budget 70%`).",
 		setup: func(fs *flag.FlagSet) func(context.Context, []string, *Streams) error {
 			o := &compileOptions{}
 			o.load.register(fs)
 			o.training.register(fs, "rematerialize the training graph (forward, loss and backward, built in standard ONNX ops) instead of the inference graph; with -solver checkpoint-all, write the plain training graph")
 			fs.StringVar(&o.out, "o", "", "output `file` (required; never the input)")
-			fs.StringVar(&o.budget, "budget", "", "memory `budget` for activations: bytes with a unit (512MiB, 1.5GB, 1000000) or a percentage of the peak without rematerialization (70%), or sweep[:FROM-TO:STEP] to solve a series of percentages (default sweep:100-5:5) down to the smallest feasible and print a table; default: the profile's memory capacity less the model's inputs and parameters")
+			fs.StringVar(&o.budget, "budget", "", "memory `budget` for activations: bytes with a unit (512MiB, 1.5GB, 1000000) or a percentage of the peak without rematerialization (70%), or sweep[:FROM-TO:STEP] to solve a series of percentages (default sweep:100-5:5) down to the smallest feasible and print a table; device (the default): the profile's memory capacity less the model's inputs and parameters")
 			fs.StringVar(&o.solver, "solver", solvers.Default, "`solver` (see `remat-compile solvers`)")
 			fs.StringVar(&o.profile, "profile", pipeline.DefaultProfile, "device profile: a built-in `name` ("+strings.Join(profiles.Builtins(), ", ")+") or a .yaml file; gives each node's cost and the default budget")
 			fs.StringVar(&o.target, "target", "ort", "the `runtime` to fit for: "+targetNames()+"; its allocator's model predicts the peaks and its order is forced on the written model")
@@ -68,15 +72,17 @@ func compileCmd() *command {
 			fs.BoolVar(&o.verify, "verify", false, "after writing, run the original and the rewrite in ONNX Runtime (as `remat-compile verify` does, at levels disabled and all) and add the measured memory per node to the report")
 			fs.StringVar(&o.emitMILP, "emit-milp", "", "write the Checkmate MILP of the problem at the budget to `file` (.lp or .mps), for Gurobi, HiGHS or SCIP")
 			fs.StringVar(&o.keep, "keep", "", "comma-separated `nodes` whose outputs the plan must never recompute (kept from their first computation to their last use)")
+			fs.StringVar(&o.order, "order", string(pipeline.OrderFile), "execution `order`: file (the file's) or auto (the order of least peak under the target's memory model, chosen before the plan and forced on the runtime where that lowers its peak)")
+			fs.StringVar(&o.arena, "arena", "", "also write a static arena plan of the written model to `file` (JSON, remat-arena/v1): an offset for every activation in one arena, the bytes an edge runtime must reserve")
 			fs.IntVar(&o.ortRefine, "ort-refine", pipeline.DefaultRefineSolves, "when ONNX Runtime's allocator would keep less than 80% of the plan's predicted saving, re-solve up to `N` times, each time keeping the recomputed values that ORT's planner would hold at its peak anyway (0: off)")
-			return func(ctx context.Context, args []string, io *Streams) error {
+			return func(ctx context.Context, args []string, st *Streams) error {
 				if len(args) != 1 {
 					return usagef("compile takes one model file, got %d arguments", len(args))
 				}
 				if o.out == "" && !pipeline.IsSweep(o.budget) {
 					return usagef("compile needs -o out.onnx")
 				}
-				return runCompile(ctx, o, args[0], io)
+				return runCompile(ctx, o, args[0], st)
 			}
 		},
 	}
@@ -111,6 +117,10 @@ func runCompile(ctx context.Context, o *compileOptions, path string, st *Streams
 	if err != nil {
 		return err
 	}
+	order, err := pipeline.ParseOrder(o.order)
+	if err != nil {
+		return err
+	}
 	milpFormat := ""
 	if o.emitMILP != "" {
 		switch strings.ToLower(filepath.Ext(o.emitMILP)) {
@@ -130,7 +140,7 @@ func runCompile(ctx context.Context, o *compileOptions, path string, st *Streams
 	if err != nil {
 		return err
 	}
-	for _, out := range []string{o.out, o.report, o.emitMILP} {
+	for _, out := range []string{o.out, o.report, o.emitMILP, o.arena} {
 		if out != "" && pipeline.SamePath(out, path) {
 			return fmt.Errorf("refusing to overwrite the input model %s: write the output to another path", path)
 		}
@@ -156,7 +166,7 @@ func runCompile(ctx context.Context, o *compileOptions, path string, st *Streams
 	}
 	fo := pipeline.FitOptions{
 		Target: target, Profile: prof, Budget: budget, Solver: solver, TimeLimit: o.timeLimit,
-		Keep: splitList(o.keep), RefineSolves: refine, Timelines: o.report != "",
+		Keep: splitList(o.keep), RefineSolves: refine, Order: order, Timelines: o.report != "",
 	}
 	if sweep != nil {
 		return runSweep(ctx, o, m, fo, *sweep, st)
@@ -186,6 +196,22 @@ func runCompile(ctx context.Context, o *compileOptions, path string, st *Streams
 	interrupted := ctx.Err() != nil
 	r := fit.Report(m, o.out, o.budget)
 	r.Interrupted = interrupted
+	if o.arena != "" {
+		plan, err := m.Arena(target, arena.Options{})
+		if err != nil {
+			return fmt.Errorf("-arena: %w", err)
+		}
+		if err := atomicfile.Write(o.arena, func(w io.Writer) error {
+			data, err := plan.JSON()
+			if err == nil {
+				_, err = w.Write(data)
+			}
+			return err
+		}); err != nil {
+			return fmt.Errorf("-arena: %w", err)
+		}
+		r.ArenaBytes, r.ArenaLivePeakBytes, r.ArenaFragmentationPercent = plan.ArenaBytes, plan.LivePeak, 100*plan.Fragmentation()
+	}
 	var verified string
 	var verifyErr error
 	if o.verify && !interrupted {
@@ -260,11 +286,23 @@ func printCompile(w io.Writer, r *report.Compile, res *remat.Result, budget rema
 		solver += " (plan by " + r.PlanSolver + ")"
 	}
 	fmt.Fprintf(tw, "solver:\t%s, %s in %.2fs\n", solver, describeOptimality(res), r.SolveSeconds)
-	if r.ORTBeforePeakBytes > 0 && r.Recomputations > 0 {
+	if r.ORTBeforePeakBytes > 0 && (r.Recomputations > 0 || r.Reordered) {
 		fmt.Fprintf(tw, "onnxruntime:\t%s → %s predicted for ONNX Runtime's CPU allocator (planner reuse, arena, parameters) in the order it runs the models\n",
 			formatBytes(r.ORTBeforePeakBytes), formatBytes(r.ORTAfterPeakBytes))
 		fmt.Fprintf(tw, "order:\t%d constraint(s) forced (%s in ORT's own order, %s in the plan's)\n",
 			r.OrderConstraints, formatBytes(r.ORTUnforcedPeakBytes), formatBytes(r.ORTPlanOrderPeakBytes))
+	}
+	if r.Order == string(pipeline.OrderAuto) {
+		verdict := "the file's order kept"
+		if r.Reordered {
+			verdict = "the chosen order replaces the file's"
+		}
+		fmt.Fprintf(tw, "execution order:\t%s → %s before rematerialization under the %s memory model; %s\n",
+			formatBytes(r.FileOrderPeakBytes), formatBytes(r.ChosenOrderPeakBytes), r.Target, verdict)
+	}
+	if r.ArenaBytes > 0 {
+		fmt.Fprintf(tw, "arena:\t%s for every activation at a static offset (live peak %s, fragmentation %.1f%%)\n",
+			formatBytes(r.ArenaBytes), formatBytes(r.ArenaLivePeakBytes), r.ArenaFragmentationPercent)
 	}
 	if err := tw.Flush(); err != nil {
 		return err
@@ -320,8 +358,8 @@ type progressLine struct {
 	drawn bool
 }
 
-func newProgressLine(io *Streams) *progressLine {
-	return &progressLine{w: io.Err, on: io.ErrTTY}
+func newProgressLine(st *Streams) *progressLine {
+	return &progressLine{w: st.Err, on: st.ErrTTY}
 }
 
 // report is the pass's Progress callback (nil-safe to pass when off).

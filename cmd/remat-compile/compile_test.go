@@ -18,6 +18,7 @@ import (
 	"github.com/remat-compile/remat/exporters/report"
 	onnximp "github.com/remat-compile/remat/importers/onnx"
 	"github.com/remat-compile/remat/internal/ort"
+	"github.com/remat-compile/remat/internal/testmodels"
 	"github.com/remat-compile/remat/ir"
 	"github.com/remat-compile/remat/passes/memory"
 	"github.com/remat-compile/remat/passes/remat"
@@ -248,7 +249,7 @@ func verifyOutput(t *testing.T, orig, remat string) *verify.Report {
 		t.Logf("verify skipped: ONNX Runtime unavailable: %v", err)
 		return nil
 	}
-	needORT(t)
+	testmodels.RequireORT(t)
 	code, stdout, stderr := run(t, "verify", "-runs", "1", "-json", orig, remat)
 	var vr verify.Report
 	if err := json.Unmarshal([]byte(stdout), &vr); err != nil {
@@ -469,7 +470,7 @@ func verifyOutputsEqual(t *testing.T, orig, remat string) *verify.Report {
 		t.Logf("verify skipped: ONNX Runtime unavailable: %v", err)
 		return nil
 	}
-	needORT(t)
+	testmodels.RequireORT(t)
 	_, stdout, stderr := run(t, "verify", "-runs", "1", "-json", orig, remat)
 	var vr verify.Report
 	if err := json.Unmarshal([]byte(stdout), &vr); err != nil {

@@ -23,14 +23,14 @@ func convertCmd() *command {
 			o.load.register(fs)
 			fs.StringVar(&o.out, "o", "", "output `file` (required)")
 			fs.BoolVar(&o.shapes, "shapes", false, "write every inferred intermediate type as value_info")
-			return func(ctx context.Context, args []string, io *Streams) error {
+			return func(ctx context.Context, args []string, st *Streams) error {
 				if len(args) != 1 {
 					return usagef("convert takes one model file, got %d arguments", len(args))
 				}
 				if o.out == "" {
 					return usagef("convert needs -o out.onnx")
 				}
-				return runConvert(ctx, o, args[0], io)
+				return runConvert(ctx, o, args[0], st)
 			}
 		},
 	}

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/remat-compile/remat/internal/ort"
+	"github.com/remat-compile/remat/internal/testmodels"
 )
 
 // TestCompileInputShapeOverride: -input-shape may change a statically
@@ -22,7 +23,7 @@ func TestCompileInputShapeOverride(t *testing.T) {
 	if _, err := ort.Version(); err != nil && testing.Short() {
 		t.Skipf("ONNX Runtime unavailable: %v", err)
 	}
-	needORT(t)
+	testmodels.RequireORT(t)
 	in, err := ort.RandomInputs(out, 1, nil)
 	if err != nil {
 		t.Fatal(err)

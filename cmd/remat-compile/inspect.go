@@ -35,11 +35,11 @@ func inspectCmd() *command {
 			fs.IntVar(&o.top, "top", 10, "how many of the largest values live at the peak to list")
 			fs.StringVar(&o.memory, "memory", "ort", "memory model: ort (views and in-place reuse as ONNX Runtime) or liveness (every output its own buffer)")
 			fs.StringVar(&o.profile, "profile", "", "also cost every node on a device profile: a built-in `name` ("+strings.Join(profiles.Builtins(), ", ")+") or a .yaml file (such as one remat-compile profile wrote)")
-			return func(ctx context.Context, args []string, io *Streams) error {
+			return func(ctx context.Context, args []string, st *Streams) error {
 				if len(args) != 1 {
 					return usagef("inspect takes one model file, got %d arguments", len(args))
 				}
-				return runInspect(ctx, o, args[0], io)
+				return runInspect(ctx, o, args[0], st)
 			}
 		},
 	}
@@ -68,13 +68,12 @@ func runInspect(ctx context.Context, o *inspectOptions, path string, st *Streams
 	if err != nil {
 		return err
 	}
-	io := st
 	if o.json {
-		enc := json.NewEncoder(io.Out)
+		enc := json.NewEncoder(st.Out)
 		enc.SetIndent("", "  ")
 		return enc.Encode(r)
 	}
-	w := tabwriter.NewWriter(io.Out, 0, 0, 2, ' ', 0)
+	w := tabwriter.NewWriter(st.Out, 0, 0, 2, ' ', 0)
 	fmt.Fprintf(w, "model:\t%s (graph %q, opset %d)\n", r.Model, r.Graph, r.Opset)
 	fmt.Fprintf(w, "nodes:\t%d\n", r.Nodes)
 	fmt.Fprintf(w, "values:\t%d (%d inputs, %d parameters, %d outputs)\n", r.Values, r.Inputs, r.Params, r.Outputs)
@@ -83,14 +82,14 @@ func runInspect(ctx context.Context, o *inspectOptions, path string, st *Streams
 	fmt.Fprintf(w, "activation bytes:\t%s (all node outputs)\n", formatBytes(r.ActivationBytes))
 	fmt.Fprintf(w, "peak memory:\t%s at step %d, node %q (%s); file order, %s memory model, activations only\n", formatBytes(r.PeakBytes), r.PeakStep, r.PeakNode, r.PeakOp, r.MemoryModel)
 	w.Flush()
-	fmt.Fprintf(io.Out, "\nops:\n")
+	fmt.Fprintf(st.Out, "\nops:\n")
 	ops := sortedKeys(r.Ops)
 	slices.SortStableFunc(ops, func(a, b string) int { return r.Ops[b] - r.Ops[a] })
 	for _, op := range ops {
 		fmt.Fprintf(w, "  %s\t%d\n", op, r.Ops[op])
 	}
 	w.Flush()
-	fmt.Fprintf(io.Out, "\nlargest values live at the peak:\n")
+	fmt.Fprintf(st.Out, "\nlargest values live at the peak:\n")
 	fmt.Fprintf(w, "  bytes\tvalue\ttype\tproducer\n")
 	for _, l := range r.LargestAtPeak {
 		fmt.Fprintf(w, "  %s\t%s\t%s\t%s (%s), step %d\n", formatBytes(l.Bytes), l.Value, l.Type, l.Producer, l.Op, l.Step)
@@ -99,7 +98,7 @@ func runInspect(ctx context.Context, o *inspectOptions, path string, st *Streams
 		return err
 	}
 	if r.Costs != nil {
-		return printCosts(io.Out, r.Costs)
+		return printCosts(st.Out, r.Costs)
 	}
 	return nil
 }

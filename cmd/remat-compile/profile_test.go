@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	onnxexp "github.com/remat-compile/remat/exporters/onnx"
+	"github.com/remat-compile/remat/internal/testmodels"
 	"github.com/remat-compile/remat/ir"
 	"github.com/remat-compile/remat/passes/shapes"
 	"github.com/remat-compile/remat/pipeline"
@@ -92,7 +93,7 @@ func ifModel(t *testing.T) string {
 }
 
 func TestProfileCommand(t *testing.T) {
-	needORT(t)
+	testmodels.RequireORT(t)
 	model := ifModel(t)
 	dir := t.TempDir()
 	out := filepath.Join(dir, "dev.yaml")

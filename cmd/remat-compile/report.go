@@ -41,7 +41,7 @@ func reportFormat(path string) (string, error) {
 	return "", usagef("-report %q: want a file ending in .json (the JSON report, schema %s) or .html (one self-contained page with the figures)", path, report.Schema)
 }
 
-// checkReportFlags checks -report, -sweep-svg, -verify and -emit-milp
+// checkReportFlags checks -report, -sweep-svg, -verify, -emit-milp and -arena
 // against -budget before anything runs, and returns the sweep (nil for
 // one budget) and the -budget value left to parse as one budget.
 func (o *compileOptions) checkReportFlags() (*pipeline.SweepSpec, string, error) {
@@ -63,6 +63,8 @@ func (o *compileOptions) checkReportFlags() (*pipeline.SweepSpec, string, error)
 	switch {
 	case o.emitMILP != "":
 		return nil, "", usagef("-emit-milp writes the MILP at one budget: give -budget a single value, not a sweep")
+	case o.arena != "":
+		return nil, "", usagef("-arena writes the arena plan of one model: give -budget a single value, not a sweep")
 	case o.verify && o.out == "":
 		return nil, "", usagef("-verify with a sweep verifies the plan written with -o: add -o out.onnx")
 	case o.sweepSVG != "" && strings.ToLower(filepath.Ext(o.sweepSVG)) != ".svg":

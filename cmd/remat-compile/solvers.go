@@ -15,11 +15,11 @@ func solversCmd() *command {
 		usage: "",
 		short: "List the rematerialization solvers that -solver takes, one line each.",
 		setup: func(fs *flag.FlagSet) func(context.Context, []string, *Streams) error {
-			return func(ctx context.Context, args []string, io *Streams) error {
+			return func(ctx context.Context, args []string, st *Streams) error {
 				if len(args) != 0 {
 					return usagef("solvers takes no arguments, got %d", len(args))
 				}
-				return runSolvers(io)
+				return runSolvers(st)
 			}
 		},
 	}
@@ -27,8 +27,8 @@ func solversCmd() *command {
 
 // runSolvers prints the registry: name, kind (exact or heuristic, and the
 // default), and the first sentence of its Doc.
-func runSolvers(io *Streams) error {
-	w := tabwriter.NewWriter(io.Out, 0, 0, 2, ' ', 0)
+func runSolvers(st *Streams) error {
+	w := tabwriter.NewWriter(st.Out, 0, 0, 2, ' ', 0)
 	for _, s := range solvers.All {
 		kind := "heuristic"
 		if s.Exact {

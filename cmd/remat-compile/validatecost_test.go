@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/remat-compile/remat/internal/testmodels"
 	"github.com/remat-compile/remat/profiles/measure"
 )
 
@@ -68,7 +69,7 @@ func TestPrintCostTable(t *testing.T) {
 }
 
 func TestValidateCostCommand(t *testing.T) {
-	needORT(t)
+	testmodels.RequireORT(t)
 	dir := t.TempDir()
 	prof := filepath.Join(dir, "dev.yaml")
 	model := "zoo:unet"

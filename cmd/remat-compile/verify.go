@@ -37,17 +37,17 @@ func verifyCmd() *command {
 			fs.Var(&o.inputShapes, "input-shape", "`name=1x3x224x224`: the shape of a graph input with dynamic dimensions (repeatable)")
 			fs.Var(&o.inputValues, "input-value", "`name=INT`: fill a graph input with this value instead of random ones, e.g. a sample rate (repeatable)")
 			fs.BoolVar(&o.json, "json", false, "print JSON instead of text")
-			return func(ctx context.Context, args []string, io *Streams) error {
+			return func(ctx context.Context, args []string, st *Streams) error {
 				if len(args) != 2 {
 					return usagef("verify takes two model files (the original and the rematerialized one), got %d arguments", len(args))
 				}
-				return runVerify(ctx, o, args[0], args[1], io)
+				return runVerify(ctx, o, args[0], args[1], st)
 			}
 		},
 	}
 }
 
-func runVerify(ctx context.Context, o *verifyOptions, origPath, rematPath string, io *Streams) error {
+func runVerify(ctx context.Context, o *verifyOptions, origPath, rematPath string, st *Streams) error {
 	levels, err := parseLevels(o.levels)
 	if err != nil {
 		return err
@@ -68,16 +68,16 @@ func runVerify(ctx context.Context, o *verifyOptions, origPath, rematPath string
 		return err
 	}
 	if o.json {
-		enc := json.NewEncoder(io.Out)
+		enc := json.NewEncoder(st.Out)
 		enc.SetIndent("", "  ")
 		if err := enc.Encode(r); err != nil {
 			return err
 		}
-	} else if err := printVerify(io, r); err != nil {
+	} else if err := printVerify(st, r); err != nil {
 		return err
 	}
 	if r.PlacementNote != "" {
-		fmt.Fprintf(io.Err, "remat-compile verify: %s\n", r.PlacementNote)
+		fmt.Fprintf(st.Err, "remat-compile verify: %s\n", r.PlacementNote)
 	}
 	if !r.OK {
 		return fmt.Errorf("remat-compile verify: %d check(s) failed:\n  %s", len(r.Failures), strings.Join(r.Failures, "\n  "))
@@ -135,8 +135,8 @@ func parseInputValues(list listFlag) (map[string]int64, error) {
 }
 
 // printVerify writes the text report.
-func printVerify(io *Streams, r *verify.Report) error {
-	out := io.Out
+func printVerify(st *Streams, r *verify.Report) error {
+	out := st.Out
 	fmt.Fprintf(out, "original: %s\nremat:    %s\n", r.Original, r.Remat)
 	fmt.Fprintf(out, "ONNX Runtime %s, CPU, arena on, memory pattern off, profiling on, 1 thread, sequential; 1 warm-up + %d timed run(s) per model and level; inputs seeded with %d\n", r.ORTVersion, r.Runs, r.Seed)
 	if md := r.Metadata; md != nil {

@@ -9,7 +9,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/remat-compile/remat/internal/ort"
 	"github.com/remat-compile/remat/internal/testmodels"
 	"github.com/remat-compile/remat/verify"
 )
@@ -65,18 +64,6 @@ func TestVerifyFixtures(t *testing.T) {
 	}
 }
 
-// needORT skips the test under -short when ONNX Runtime cannot be loaded
-// and fails it otherwise, with the setup instructions.
-func needORT(t *testing.T) {
-	t.Helper()
-	if _, err := ort.Version(); err != nil {
-		if testing.Short() {
-			t.Skipf("ONNX Runtime unavailable: %v", err)
-		}
-		t.Fatalf("ONNX Runtime unavailable (use -short to skip the ORT tests): %v", err)
-	}
-}
-
 func TestVerifyUsage(t *testing.T) {
 	dir := t.TempDir()
 	m := filepath.Join(dir, "m.onnx")
@@ -107,11 +94,11 @@ func TestVerifyUsage(t *testing.T) {
 }
 
 func TestVerifyGoodPair(t *testing.T) {
-	needORT(t)
+	testmodels.RequireORT(t)
 	dir := t.TempDir()
 	orig := buildU(t, dir, "u", testmodels.UVariant{})
-	remat := buildU(t, dir, "u_remat", testmodels.UVariant{Remat: true, Dep: true, Meta: true})
-	code, out, errs := run(t, "verify", "-runs", "3", orig, remat)
+	rm := buildU(t, dir, "u_remat", testmodels.UVariant{Remat: true, Dep: true, Meta: true})
+	code, out, errs := run(t, "verify", "-runs", "3", orig, rm)
 	if code != exitOK {
 		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, out, errs)
 	}
@@ -125,7 +112,7 @@ func TestVerifyGoodPair(t *testing.T) {
 	}
 
 	// -json, at every level.
-	code, out, errs = run(t, "verify", "-json", "-runs", "2", "-levels", "disabled,basic,extended,layout,all", orig, remat)
+	code, out, errs = run(t, "verify", "-json", "-runs", "2", "-levels", "disabled,basic,extended,layout,all", orig, rm)
 	if code != exitOK {
 		t.Fatalf("-json: exit %d: %s", code, errs)
 	}
@@ -177,11 +164,11 @@ func TestVerifyGoodPair(t *testing.T) {
 }
 
 func TestVerifyHoistedOrMerged(t *testing.T) {
-	needORT(t)
+	testmodels.RequireORT(t)
 	dir := t.TempDir()
 	orig := buildU(t, dir, "u", testmodels.UVariant{})
-	remat := buildU(t, dir, "u_remat_nodep", testmodels.UVariant{Remat: true, Meta: true})
-	code, out, errs := run(t, "verify", "-runs", "1", orig, remat)
+	rm := buildU(t, dir, "u_remat_nodep", testmodels.UVariant{Remat: true, Meta: true})
+	code, out, errs := run(t, "verify", "-runs", "1", orig, rm)
 	if code != exitFailure {
 		t.Fatalf("exit %d, want 1\nstdout:\n%s\nstderr:\n%s", code, out, errs)
 	}
@@ -202,7 +189,7 @@ func TestVerifyHoistedOrMerged(t *testing.T) {
 	if !strings.Contains(out, "bitwise identical") || strings.Contains(errs, "differs") {
 		t.Errorf("outputs should be identical:\n%s\n%s", out, errs)
 	}
-	code, out, _ = run(t, "verify", "-json", "-runs", "1", "-levels", "basic", orig, remat)
+	code, out, _ = run(t, "verify", "-json", "-runs", "1", "-levels", "basic", orig, rm)
 	var r verify.Report
 	if err := json.Unmarshal([]byte(out), &r); err != nil || code != exitFailure {
 		t.Fatalf("exit %d, %v", code, err)
@@ -213,11 +200,11 @@ func TestVerifyHoistedOrMerged(t *testing.T) {
 }
 
 func TestVerifyOutputsDiffer(t *testing.T) {
-	needORT(t)
+	testmodels.RequireORT(t)
 	dir := t.TempDir()
 	orig := buildU(t, dir, "u", testmodels.UVariant{})
-	remat := buildU(t, dir, "u_bad", testmodels.UVariant{Remat: true, Dep: true, Meta: true, Perturb: true})
-	code, out, errs := run(t, "verify", "-runs", "1", orig, remat)
+	rm := buildU(t, dir, "u_bad", testmodels.UVariant{Remat: true, Dep: true, Meta: true, Perturb: true})
+	code, out, errs := run(t, "verify", "-runs", "1", orig, rm)
 	if code != exitFailure {
 		t.Fatalf("exit %d, want 1\n%s\n%s", code, out, errs)
 	}
@@ -227,7 +214,7 @@ func TestVerifyOutputsDiffer(t *testing.T) {
 	if !strings.Contains(out, "DIFFERS") {
 		t.Errorf("stdout:\n%s", out)
 	}
-	code, out, _ = run(t, "verify", "-json", "-runs", "1", "-levels", "disabled", orig, remat)
+	code, out, _ = run(t, "verify", "-json", "-runs", "1", "-levels", "disabled", orig, rm)
 	var r verify.Report
 	if err := json.Unmarshal([]byte(out), &r); err != nil || code != exitFailure {
 		t.Fatalf("exit %d, %v", code, err)
@@ -245,11 +232,11 @@ func TestVerifyOutputsDiffer(t *testing.T) {
 }
 
 func TestVerifyWithoutMetadata(t *testing.T) {
-	needORT(t)
+	testmodels.RequireORT(t)
 	dir := t.TempDir()
 	orig := buildU(t, dir, "u", testmodels.UVariant{})
-	remat := buildU(t, dir, "u_remat", testmodels.UVariant{Remat: true, Dep: true})
-	code, out, errs := run(t, "verify", "-runs", "1", orig, remat)
+	rm := buildU(t, dir, "u_remat", testmodels.UVariant{Remat: true, Dep: true})
+	code, out, errs := run(t, "verify", "-runs", "1", orig, rm)
 	if code != exitOK {
 		t.Fatalf("exit %d\n%s\n%s", code, out, errs)
 	}
@@ -257,7 +244,7 @@ func TestVerifyWithoutMetadata(t *testing.T) {
 	if !strings.Contains(errs, want) || !strings.Contains(out, want) {
 		t.Errorf("want %q in stdout and stderr:\n%s\n%s", want, out, errs)
 	}
-	code, out, _ = run(t, "verify", "-json", "-runs", "1", orig, remat)
+	code, out, _ = run(t, "verify", "-json", "-runs", "1", orig, rm)
 	var r verify.Report
 	if err := json.Unmarshal([]byte(out), &r); err != nil || code != exitOK {
 		t.Fatalf("exit %d, %v", code, err)
@@ -268,7 +255,7 @@ func TestVerifyWithoutMetadata(t *testing.T) {
 }
 
 func TestVerifyBadInputs(t *testing.T) {
-	needORT(t)
+	testmodels.RequireORT(t)
 	dir := t.TempDir()
 	orig := buildU(t, dir, "u", testmodels.UVariant{})
 	good := buildU(t, dir, "u_remat", testmodels.UVariant{Remat: true, Dep: true, Meta: true})

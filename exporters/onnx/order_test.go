@@ -12,21 +12,10 @@ import (
 	exporter "github.com/remat-compile/remat/exporters/onnx"
 	"github.com/remat-compile/remat/internal/onnxpb"
 	"github.com/remat-compile/remat/internal/ort"
+	"github.com/remat-compile/remat/internal/testmodels"
 	"github.com/remat-compile/remat/ir"
 	"google.golang.org/protobuf/proto"
 )
-
-// needORT skips the test under -short when ONNX Runtime cannot be loaded
-// and fails it otherwise.
-func needORT(t *testing.T) {
-	t.Helper()
-	if _, err := ort.Version(); err != nil {
-		if testing.Short() {
-			t.Skipf("ONNX Runtime unavailable: %v", err)
-		}
-		t.Fatalf("ONNX Runtime unavailable (set REMAT_ORT_LIB or run scripts/setup.sh; -short skips): %v", err)
-	}
-}
 
 // randomDAG builds a random graph of elementwise nodes on [4] tensors with
 // Constant nodes in between, several sinks, and repeated and unordered
@@ -80,7 +69,7 @@ func randomDAG(seed uint64, n int) *ir.Graph {
 // TestORTOrderMatchesORT compares the simulated order with the order of
 // ORT's kernel events at level "disabled" on random graphs.
 func TestORTOrderMatchesORT(t *testing.T) {
-	needORT(t)
+	testmodels.RequireORT(t)
 	dir := t.TempDir()
 	for seed := range uint64(25) {
 		g := randomDAG(seed, 12+int(seed))

@@ -17,6 +17,7 @@ import (
 	exporter "github.com/remat-compile/remat/exporters/onnx"
 	"github.com/remat-compile/remat/internal/onnxpb"
 	"github.com/remat-compile/remat/internal/ort"
+	"github.com/remat-compile/remat/internal/testmodels"
 	"github.com/remat-compile/remat/ir"
 	"github.com/remat-compile/remat/passes/remat"
 	"github.com/remat-compile/remat/passes/remat/checkpointall"
@@ -394,7 +395,7 @@ print("ok")
 // keep its recomputations where the plan put them: ORT hoists them at
 // "disabled" and CSE merges them at "all".
 func TestRematORTWithoutDependencies(t *testing.T) {
-	needORT(t)
+	testmodels.RequireORT(t)
 	dir := t.TempDir()
 	for _, c := range rematCases[:2] {
 		r := exportCase(t, c)
@@ -499,7 +500,7 @@ func TestRematExportErrors(t *testing.T) {
 // activation peak is lower than the original's. At "disabled" ORT's order
 // is exactly the simulated one.
 func TestRematORT(t *testing.T) {
-	needORT(t)
+	testmodels.RequireORT(t)
 	dir := t.TempDir()
 	for _, c := range rematCases {
 		t.Run(c.name, func(t *testing.T) {
@@ -887,7 +888,7 @@ func TestRematExportOrderConstraint(t *testing.T) {
 		t.Error("CanForceOrder(Neg of a parameter) = true; ORT constant-folds it")
 	}
 
-	needORT(t)
+	testmodels.RequireORT(t)
 	dir := t.TempDir()
 	orig := filepath.Join(dir, "branches.onnx")
 	rm := filepath.Join(dir, "branches_ordered.onnx")

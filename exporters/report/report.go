@@ -101,6 +101,19 @@ type Compile struct {
 	OrderConstraints      int   `json:"order_constraints"`
 	// OrderedNodes lists them as "NODE after SOURCE".
 	OrderedNodes []string `json:"ordered_nodes"`
+	// Order is the execution-order mode (file, auto); with auto,
+	// Reordered says whether the chosen order replaced the file's, whose
+	// peaks under the target's memory model, before rematerialization,
+	// are FileOrderPeakBytes and ChosenOrderPeakBytes.
+	Order                string `json:"order"`
+	Reordered            bool   `json:"reordered"`
+	FileOrderPeakBytes   int64  `json:"file_order_peak_bytes,omitempty"`
+	ChosenOrderPeakBytes int64  `json:"chosen_order_peak_bytes,omitempty"`
+	// ArenaBytes is the static arena plan's size (-arena), the live peak
+	// it places and its fragmentation in percent; 0 without -arena.
+	ArenaBytes                int64   `json:"arena_bytes,omitempty"`
+	ArenaLivePeakBytes        int64   `json:"arena_live_peak_bytes,omitempty"`
+	ArenaFragmentationPercent float64 `json:"arena_fragmentation_percent,omitempty"`
 	// ORTRefinement lists the solves of the target's refinement, the
 	// first solve included; empty when it did not run.
 	ORTRefinement []RefineStep `json:"ort_refinement,omitempty"`

@@ -17,6 +17,7 @@ import (
 	"slices"
 
 	"github.com/remat-compile/remat/internal/onnxpb"
+	"github.com/remat-compile/remat/internal/pbcheck"
 	"github.com/remat-compile/remat/ir"
 	"google.golang.org/protobuf/proto"
 )
@@ -82,7 +83,7 @@ func Import(data []byte, opts Options) (*ir.Graph, error) {
 	if err := proto.Unmarshal(data, mp); err != nil {
 		return nil, ir.ErrorList{ir.Errorf(ir.Pos{File: opts.File}, "not a valid ONNX model (protobuf ModelProto): %v", err)}.Err()
 	}
-	if err := checkWire(mp.ProtoReflect()); err != nil {
+	if err := pbcheck.Check(mp.ProtoReflect()); err != nil {
 		return nil, ir.ErrorList{ir.Errorf(ir.Pos{File: opts.File}, "not a valid ONNX model: %v", err)}.Err()
 	}
 	im := &importer{opts: opts, max: opts.maxErrors()}

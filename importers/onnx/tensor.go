@@ -103,7 +103,7 @@ func (im *importer) tensor(tp *onnxpb.TensorProto, c tensorCtx) (*ir.Tensor, boo
 			return fail("negative dimension %d in dims %v", d, shape)
 		}
 	}
-	n, ok := numElements(shape)
+	n, ok := ir.NumElements(shape)
 	if ok && dt != ir.String {
 		_, ok = dt.StorageBytes(n)
 	}
@@ -309,23 +309,6 @@ func typedField(dt ir.DType) Encoding {
 
 func tensorType(dt ir.DType, shape []int64) ir.TensorType { return ir.TensorOf(dt, shape...) }
 
-// numElements is the product of dims, reporting false on overflow.
-func numElements(dims []int64) (int64, bool) {
-	n := int64(1)
-	for _, d := range dims {
-		if d == 0 {
-			return 0, true
-		}
-	}
-	for _, d := range dims {
-		if d < 0 || n > (1<<62)/d {
-			return 0, false
-		}
-		n *= d
-	}
-	return n, true
-}
-
 // external loads the bytes of an external tensor. Locations are relative to
 // Options.BaseDir and must stay inside it, symlinks included.
 func (im *importer) external(tp *onnxpb.TensorProto, typ ir.TensorType, want int64, c tensorCtx) ([]byte, *ExternalData, bool) {
@@ -484,7 +467,7 @@ func (im *importer) sparse(sp *onnxpb.SparseTensorProto, c tensorCtx) (*ir.Tenso
 			return fail("negative dimension %d in dims %v", d, dims)
 		}
 	}
-	n, ok := numElements(dims)
+	n, ok := ir.NumElements(dims)
 	if !ok {
 		return fail("dims %v have more elements than can be stored", dims)
 	}

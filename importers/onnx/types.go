@@ -75,7 +75,7 @@ func (im *importer) tensorValueType(kind ir.TypeKind, elem int32, shape *onnxpb.
 			static = append(static, d.Size)
 		}
 	}
-	if _, ok := numElements(static); !ok {
+	if _, ok := ir.NumElements(static); !ok {
 		im.errorf(pos, "%s: dimensions %v have more elements than can be stored", what, static)
 	}
 	return t

@@ -6,6 +6,7 @@ package layering
 import (
 	"os/exec"
 	"path"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -29,9 +30,10 @@ var rules = []struct {
 	{"ir/irtest", []string{"ir", "ir/irtext"}},
 	{"internal/onnxpb", []string{"google.golang.org/protobuf/*"}},
 	{"internal/tfpb", []string{"google.golang.org/protobuf/*"}},
-	{"importers/*", []string{"ir", "internal/onnxpb", "internal/tfpb", "google.golang.org/protobuf/*"}},
+	{"internal/pbcheck", []string{"google.golang.org/protobuf/*"}},
+	{"internal/pbtest", []string{"google.golang.org/protobuf/*"}}, // tests only
+	{"importers/*", []string{"ir", "internal/onnxpb", "internal/tfpb", "internal/pbcheck", "google.golang.org/protobuf/*"}},
 	{"exporters/onnx", []string{"ir", "internal/onnxpb", "internal/atomicfile", "passes/remat", "google.golang.org/protobuf/*"}},
-	{"exporters/graphdef", []string{"ir", "internal/tfpb", "internal/atomicfile", "passes/remat", "google.golang.org/protobuf/*"}},
 	{"exporters/report", []string{"ir", "passes/remat"}},
 	{"profiles", []string{"ir", "gopkg.in/yaml.v3"}},
 	{"passes", []string{"ir"}},
@@ -44,7 +46,6 @@ var rules = []struct {
 	{"targets", []string{"ir", "passes/memory", "passes/remat"}},
 	{"targets/ort", []string{"ir", "passes/memory", "passes/remat", "targets", "exporters/onnx"}},
 	{"targets/liveness", []string{"ir", "passes/memory", "passes/remat", "targets"}},
-	{"targets/tfjs", []string{"ir", "passes/memory", "passes/remat", "targets", "exporters/graphdef"}},
 	{"pipeline", []string{"ir", "ir/irtext", "importers/*", "passes", "passes/*", "passes/remat/*", "targets", "targets/*", "exporters/*", "profiles", "internal/zoo", "internal/atomicfile"}},
 	{"internal/atomicfile", nil},
 	{"bench", []string{"ir", "pipeline", "passes/autodiff", "passes/remat", "passes/remat/*", "profiles"}},
@@ -83,26 +84,50 @@ func match(pattern, pkg string) bool {
 	return pattern == pkg
 }
 
-func TestImportRules(t *testing.T) {
-	out, err := exec.Command("go", "list", "-e", "-f", `{{.ImportPath}}{{range .Imports}} {{.}}{{end}}`, module+"/...").Output()
+// testOnly are the packages only tests may import.
+var testOnly = []string{"internal/testmodels", "internal/e2e", "internal/memcheck", "internal/pbtest"}
+
+// pkgImports is one package of the module as go list describes it.
+type pkgImports struct {
+	rel               string // the path relative to the module
+	imports, testOnly []string
+}
+
+// listPackages lists the module's packages with their imports and their
+// tests' imports.
+func listPackages(t *testing.T) []pkgImports {
+	t.Helper()
+	out, err := exec.Command("go", "list", "-e", "-f", `{{.ImportPath}}|{{join .Imports " "}}|{{join .TestImports " "}} {{join .XTestImports " "}}`, module+"/...").Output()
 	if err != nil {
 		t.Fatalf("go list: %v", err)
 	}
-	checked := 0
+	var pkgs []pkgImports
 	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
-		fields := strings.Fields(line)
-		pkg := fields[0]
-		rel, ok := strings.CutPrefix(pkg, module+"/")
+		f := strings.Split(line, "|")
+		if len(f) != 3 {
+			t.Fatalf("go list printed %q", line)
+		}
+		rel, ok := strings.CutPrefix(f[0], module+"/")
 		if !ok {
 			continue
 		}
+		pkgs = append(pkgs, pkgImports{rel: rel, imports: strings.Fields(f[1]), testOnly: strings.Fields(f[2])})
+	}
+	return pkgs
+}
+
+func TestImportRules(t *testing.T) {
+	pkgs := listPackages(t)
+	checked := 0
+	for _, p := range pkgs {
+		rel := p.rel
 		allow, ok := rule(rel)
 		if !ok {
 			t.Errorf("package %s has no import rule; add it to rules and to DESIGN.md", rel)
 			continue
 		}
 		checked++
-		for _, imp := range fields[1:] {
+		for _, imp := range p.imports {
 			if isStd(imp) {
 				continue
 			}
@@ -119,7 +144,47 @@ func TestImportRules(t *testing.T) {
 		}
 	}
 	if checked < 5 {
-		t.Fatalf("checked only %d packages; go list output looks wrong:\n%s", checked, out)
+		t.Fatalf("checked only %d packages; go list output looks wrong", checked)
+	}
+}
+
+// TestTestImports checks what tests may import: anything but the command
+// (nothing imports cmd), and the test-only packages are imported by tests
+// alone.
+func TestTestImports(t *testing.T) {
+	for _, p := range listPackages(t) {
+		for _, imp := range p.testOnly {
+			if target, ok := strings.CutPrefix(imp, module+"/"); ok && strings.HasPrefix(target, "cmd/") && !strings.HasPrefix(p.rel, "cmd/") {
+				t.Errorf("the tests of %s import %s: nothing imports the command", p.rel, target)
+			}
+		}
+		if slices.Contains(testOnly, p.rel) {
+			continue
+		}
+		for _, imp := range p.imports {
+			if target, ok := strings.CutPrefix(imp, module+"/"); ok && slices.Contains(testOnly, target) {
+				t.Errorf("%s imports %s, which is for tests only", p.rel, target)
+			}
+		}
+	}
+}
+
+// TestRulesMatchPackages fails on a rule that matches no package of the
+// module: a rule for a package that is gone, or one not written yet, is
+// not a rule the test enforces.
+func TestRulesMatchPackages(t *testing.T) {
+	pkgs := listPackages(t)
+	for _, r := range rules {
+		found := false
+		for _, p := range pkgs {
+			if match(r.pkg, p.rel) {
+				found = true
+				break
+			}
+		}
+		if !found {
+			t.Errorf("rule %q matches no package of the module: remove it (and its DESIGN.md row) or add the package", r.pkg)
+		}
 	}
 }
 

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/remat-compile/remat/internal/pbtest"
 	"google.golang.org/protobuf/encoding/prototext"
 	"google.golang.org/protobuf/encoding/protowire"
 	"google.golang.org/protobuf/proto"
@@ -23,110 +24,24 @@ import (
 // directory with gen.sh (the script `go generate` runs) and compares it
 // byte for byte with the committed file.
 func TestGeneratedCodeIsUpToDate(t *testing.T) {
-	if testing.Short() {
-		t.Skip("regenerating onnx.pb.go builds protoc-gen-go; skipped in -short mode")
-	}
-	if _, err := exec.LookPath("protoc"); err != nil {
-		t.Fatalf("protoc not found on PATH (%v): install the Debian package protobuf-compiler "+
-			"(apt-get install protobuf-compiler); it is needed to check that onnx.pb.go matches onnx.proto", err)
-	}
-	if _, err := exec.LookPath("sh"); err != nil {
-		t.Fatalf("sh not found on PATH: %v", err)
-	}
-	out := t.TempDir()
-	cmd := exec.Command("sh", "gen.sh", out)
-	var stderr bytes.Buffer
-	cmd.Stdout = &stderr
-	cmd.Stderr = &stderr
-	if err := cmd.Run(); err != nil {
-		t.Fatalf("sh gen.sh %s: %v\n%s", out, err, stderr.String())
-	}
-	fresh, err := os.ReadFile(filepath.Join(out, "onnx.pb.go"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	committed, err := os.ReadFile("onnx.pb.go")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if bytes.Equal(fresh, committed) {
-		return
-	}
-	freshLines := strings.Split(string(fresh), "\n")
-	committedLines := strings.Split(string(committed), "\n")
-	first := 0
-	for first < len(freshLines) && first < len(committedLines) && freshLines[first] == committedLines[first] {
-		first++
-	}
-	line := func(ls []string, i int) string {
-		if i < len(ls) {
-			return ls[i]
-		}
-		return "<end of file>"
-	}
-	t.Fatalf("internal/onnxpb/onnx.pb.go is out of date with onnx.proto: run `go generate ./internal/onnxpb` "+
-		"and commit the result.\nfirst difference at line %d:\n  committed:   %q\n  regenerated: %q\n"+
-		"(if only the `protoc` version line differs, the local protoc is not the one the file was made with; "+
-		"use Debian's protobuf-compiler)",
-		first+1, line(committedLines, first), line(freshLines, first))
+	pbtest.CheckUpToDate(t, "internal/onnxpb", "onnx.proto", "onnx.pb.go")
 }
 
-// --- hand encoding with protowire, independent of the generated code ---
+// --- hand encoding, independent of the generated code ---
 
-type field []byte
+type field = pbtest.Field
 
-func msg(fields ...field) []byte {
-	var b []byte
-	for _, f := range fields {
-		b = append(b, f...)
-	}
-	return b
-}
-
-func fVarint(num protowire.Number, v uint64) field {
-	b := protowire.AppendTag(nil, num, protowire.VarintType)
-	return protowire.AppendVarint(b, v)
-}
-
-func fInt(num protowire.Number, v int64) field { return fVarint(num, uint64(v)) }
-
-func fBytes(num protowire.Number, v []byte) field {
-	b := protowire.AppendTag(nil, num, protowire.BytesType)
-	return protowire.AppendBytes(b, v)
-}
-
-func fStr(num protowire.Number, s string) field { return fBytes(num, []byte(s)) }
-
-func fMsg(num protowire.Number, fields ...field) field { return fBytes(num, msg(fields...)) }
-
-func fFloat(num protowire.Number, v float32) field {
-	b := protowire.AppendTag(nil, num, protowire.Fixed32Type)
-	return protowire.AppendFixed32(b, math.Float32bits(v))
-}
-
-func fPackedFloats(num protowire.Number, vs ...float32) field {
-	var p []byte
-	for _, v := range vs {
-		p = protowire.AppendFixed32(p, math.Float32bits(v))
-	}
-	return fBytes(num, p)
-}
-
-func fPackedDoubles(num protowire.Number, vs ...float64) field {
-	var p []byte
-	for _, v := range vs {
-		p = protowire.AppendFixed64(p, math.Float64bits(v))
-	}
-	return fBytes(num, p)
-}
-
-func fPackedVarints(num protowire.Number, vs ...uint64) field {
-	var p []byte
-	for _, v := range vs {
-		p = protowire.AppendVarint(p, v)
-	}
-	return fBytes(num, p)
-}
+var (
+	msg            = pbtest.Msg
+	fInt           = pbtest.Int
+	fBytes         = pbtest.Bytes
+	fStr           = pbtest.Str
+	fMsg           = pbtest.Sub
+	fFloat         = pbtest.Float
+	fPackedFloats  = pbtest.PackedFloats
+	fPackedDoubles = pbtest.PackedDoubles
+	fPackedVarints = pbtest.PackedVarints
+)
 
 func kv(num protowire.Number, k, v string) field { return fMsg(num, fStr(1, k), fStr(2, v)) }
 

@@ -23,6 +23,7 @@ import (
 
 	onnxexp "github.com/remat-compile/remat/exporters/onnx"
 	"github.com/remat-compile/remat/internal/ort"
+	"github.com/remat-compile/remat/internal/testmodels"
 	"github.com/remat-compile/remat/internal/zoo"
 	"github.com/remat-compile/remat/ir"
 	"github.com/remat-compile/remat/passes/shapes"
@@ -153,16 +154,6 @@ func pythonCheck(t *testing.T, paths []string) map[string][]int64 {
 	return shapes
 }
 
-func requireORT(t *testing.T) {
-	t.Helper()
-	if _, err := ort.Version(); err != nil {
-		if testing.Short() {
-			t.Skipf("ONNX Runtime unavailable (%v); skipped in -short mode", err)
-		}
-		t.Fatal(err)
-	}
-}
-
 // runFinite runs the model file in ONNX Runtime on seeded random inputs
 // (ids in [0, 4)) and checks that the output is finite and not constant.
 func runFinite(t *testing.T, name, path string) {
@@ -195,7 +186,7 @@ func runFinite(t *testing.T, name, path string) {
 // TestSmallRunsInORT: every Small model runs in ONNX Runtime to a finite,
 // non-constant output.
 func TestSmallRunsInORT(t *testing.T) {
-	requireORT(t)
+	testmodels.RequireORT(t)
 	dir := t.TempDir()
 	for _, m := range zoo.Models() {
 		_, data := export(t, m, m.Small)
@@ -214,7 +205,7 @@ func TestDefaultRunsInORT(t *testing.T) {
 	if os.Getenv("REMAT_ZOO_DEFAULT_ORT") == "" {
 		t.Skip("set REMAT_ZOO_DEFAULT_ORT=1 to run the paper-size models in ONNX Runtime")
 	}
-	requireORT(t)
+	testmodels.RequireORT(t)
 	dir := t.TempDir()
 	type run struct {
 		name string

@@ -109,3 +109,95 @@ func LargeGraph(nodes int, seed uint64) *ir.Graph {
 	g, _ := b.finish(x) // cannot fail: 20k nodes hold a few MB of weights
 	return g
 }
+
+// RandomDAG returns a seeded random branching graph of exactly max(nodes,
+// 1) nodes for property tests of ordering and memory planning: every node
+// reads values chosen among all earlier ones (mostly the last few), so the
+// graph has many topological orders. Values are float32 [1,C,16,16] with
+// C in {4, 8, 16}, at most 32 after a Concat. The ops are 1×1 and 3×3
+// Convs (to a random C), Relu (written in place by ONNX Runtime), Add of
+// two values of the same C, Concat of two values, Reshape to the same
+// shape (a view), and MaxPool 3×3 with its Indices output, which nobody
+// reads. The last node is a Concat of every value nobody reads, "output"
+// (a Relu of the one such value when there is one).
+func RandomDAG(nodes int, seed uint64) *ir.Graph {
+	nodes = max(nodes, 1)
+	b := newBuilder(fmt.Sprintf("random%d", nodes), "A seeded random branching Conv/Relu/Add/Concat/Reshape/MaxPool graph.", seed)
+	const side = 16
+	x := b.input("input", ir.Float32, 1, synthChannels, side, side)
+	type val struct {
+		v *ir.Value
+		c int
+	}
+	vals := []val{{x, synthChannels}}
+	read := map[*ir.Value]bool{}
+	pick := func() val {
+		k := len(vals)
+		if b.rng.IntN(4) == 0 {
+			return vals[b.rng.IntN(k)]
+		}
+		return vals[max(0, k-1-b.rng.IntN(3))]
+	}
+	widths := []int{4, 8, 16}
+	for i := 0; i < nodes-1; i++ {
+		name := fmt.Sprintf("n%d", i)
+		a := pick()
+		read[a.v] = true
+		var out val
+		switch op := b.rng.IntN(8); op {
+		case 0, 1:
+			k := 1 + 2*(op%2)
+			c := widths[b.rng.IntN(len(widths))]
+			out = val{b.conv(name, a.v, a.c, c, k, 1, k/2, 1, false), c}
+		case 2, 3:
+			out = val{b.relu(name, a.v), a.c}
+		case 4:
+			var same []val
+			for _, w := range vals {
+				if w.c == a.c && w.v != a.v {
+					same = append(same, w)
+				}
+			}
+			if len(same) == 0 {
+				out = val{b.relu(name, a.v), a.c}
+				break
+			}
+			o := same[b.rng.IntN(len(same))]
+			read[o.v] = true
+			out = val{b.op("Add", name, []*ir.Value{a.v, o.v}), a.c}
+		case 5:
+			o := pick()
+			if o.v == a.v || a.c+o.c > 32 {
+				out = val{b.relu(name, a.v), a.c}
+				break
+			}
+			read[o.v] = true
+			out = val{b.op("Concat", name, []*ir.Value{a.v, o.v}, ir.IntAttr("axis", 1)), a.c + o.c}
+		case 6:
+			shape := b.ints(fmt.Sprintf("shape.%d", a.c), 1, int64(a.c), side, side)
+			out = val{b.op("Reshape", name, []*ir.Value{a.v, shape}), a.c}
+		default:
+			n := b.opN("MaxPool", name, []*ir.Value{a.v}, []string{name, name + ".indices"},
+				ir.IntsAttr("kernel_shape", 3, 3), ir.IntsAttr("pads", 1, 1, 1, 1))
+			out = val{n.Outputs[0], a.c}
+		}
+		vals = append(vals, out)
+	}
+	var sinks []*ir.Value
+	for _, w := range vals[1:] {
+		if !read[w.v] {
+			sinks = append(sinks, w.v)
+		}
+	}
+	var y *ir.Value
+	switch len(sinks) {
+	case 0:
+		y = b.relu("join", x)
+	case 1:
+		y = b.relu("join", sinks[0])
+	default:
+		y = b.op("Concat", "join", sinks, ir.IntAttr("axis", 1))
+	}
+	g, _ := b.finish(y) // cannot fail: the weights are small
+	return g
+}

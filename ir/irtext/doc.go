@@ -27,6 +27,7 @@
 //	      return a
 //	    },
 //	  }
+//	  tf.NoOp() after(conv1) name="gate"    # control inputs: run after conv1
 //	  return y, z, v7
 //	}
 //
@@ -42,10 +43,12 @@
 //	        | "param" decl "=" tensor
 //	        | "param" NAME                         place of an input with a default
 //	        | [ out { "," out } "=" ] op "(" [ arg { "," arg } ] ")"
-//	          [ "captures" "(" NAME { "," NAME } ")" ] [ attrs ] [ "name" "=" STRING ] [doc]
+//	          [ "captures" "(" NAME { "," NAME } ")" ] [ "after" "(" ref { "," ref } ")" ]
+//	          [ attrs ] [ "name" "=" STRING ] [doc]
 //	        | "return" [ NAME { "," NAME } ] .
 //	out     = "_" | decl .
 //	arg     = "_" | NAME .
+//	ref     = NAME | INT .                         a node: its name, or its position in the graph
 //	decl    = NAME [ ":" type ] [doc] .
 //	doc     = "doc" "=" STRING .
 //	op      = [ DOMAIN "." ] OP | STRING [ "." STRING ] .
@@ -73,7 +76,7 @@
 // values, attributes and tensors, opsets, value types (left out when
 // undefined, that is the zero TensorType), inputs, params and their order,
 // nodes in order with absent optional inputs and outputs, attributes of
-// every kind, subgraphs, implicit inputs, outputs.
+// every kind, subgraphs, implicit inputs, control inputs, outputs.
 //
 //   - A value's type is left out when it is the zero type; a param's when it
 //     equals its tensor's type.
@@ -90,6 +93,10 @@
 //     subgraph that reads a value of an enclosing graph that no owner lists
 //     captures it (ir.Graph.Capture), so hand-written text may leave
 //     captures out; graph outputs never capture.
+//   - Control inputs (Node.Control, ordering edges without a value) print
+//     as after(...): each node by its name when no other node of the
+//     graph bears that name, else by its position in the graph's nodes
+//     (0-based). Parse resolves names among the nodes before the node.
 //   - In a tensor-valued attribute the first doc= after the tensor is the
 //     tensor's doc; the attribute's own doc follows it.
 //   - Node IDs are not printed. A named value's ID is not printed either;

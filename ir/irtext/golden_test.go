@@ -129,6 +129,12 @@ func TestErrors(t *testing.T) {
 		{"huge unnamed id", "graph g {\n  input v99999999:f32[2]\n}", `t.ir:2:9: unnamed value v99999999: IDs above 4194303 are not supported`},
 		{"empty op", "graph g {\n  input x:f32[2]\n  y = \"\"(x)\n}", `t.ir:3:7: empty operator name`},
 		{"empty name", "graph g {\n  input \"\":f32[2]\n}", `t.ir:2:9: empty value name (an unnamed value is written v<ID>)`},
+		{"control forward", "graph g {\n  input x:f32[2]\n  y = Relu(x) after(n)\n  NoOp() name=\"n\"\n}", `t.ir:3:21: after("n"): no node of that name comes before this one in graph g`},
+		{"control position", "graph g {\n  input x:f32[2]\n  y = Relu(x) after(0)\n}", `t.ir:3:21: after(0): graph g has only 0 nodes before this one`},
+		{"control ambiguous", "graph g {\n  NoOp() name=\"n\"\n  NoOp() name=\"n\"\n  NoOp() after(n)\n}", `t.ir:4:16: after("n"): two earlier nodes bear that name; refer to one by its position`},
+		{"control twice", "graph g {\n  NoOp() name=\"n\"\n  NoOp() after(n, 0)\n}", `t.ir:3:19: after(...) lists node "0" twice`},
+		{"control bad ref", "graph g {\n  NoOp()\n  NoOp() after(-1)\n}", `t.ir:3:16: expected a node name or position in after(...), found "-1"`},
+		{"control unclosed", "graph g {\n  NoOp()\n  NoOp() after(0\n}", `t.ir:4:1: expected "," or ")" in the after(...) opened at 3:15, found "}"`},
 		{"duplicate param line", "graph g {\n  input w = f32[1]{1}\n  param w\n  param w\n}", `t.ir:4:9: param "w" listed twice`},
 	}
 	for _, tt := range tests {

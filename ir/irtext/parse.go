@@ -59,6 +59,8 @@ func parse(name, src string, lim limits) (g *ir.Graph, err error) {
 		nums:   map[int64]*sym{},
 		fixed:  map[*ir.Value]int64{},
 		params: map[*ir.Value]bool{},
+
+		nodeNames: map[*ir.Graph]map[string]int{},
 	}
 	defer func() {
 		if r := recover(); r != nil {
@@ -98,6 +100,9 @@ type parser struct {
 	values []*ir.Value         // every value built, in order
 	fixed  map[*ir.Value]int64 // unnamed values and their IDs
 	params map[*ir.Value]bool  // inputs with defaults already placed by a "param NAME" line
+	// nodeNames maps, per graph, the names of the nodes parsed so far to
+	// their positions in Nodes (-1 for a name two nodes bear), for after(...).
+	nodeNames map[*ir.Graph]map[string]int
 }
 
 func (p *parser) errorf(t token, format string, args ...any) {
@@ -594,6 +599,9 @@ func (p *parser) node(g *ir.Graph) {
 		}
 		p.skipNL--
 	}
+	if p.peek().isWord("after") && p.peekAt(1).is("(") {
+		p.after(g, n)
+	}
 	if p.peek().is("{") {
 		p.attrs(n)
 	}
@@ -609,9 +617,72 @@ func (p *parser) node(g *ir.Graph) {
 					outs[i].sym.visible = true
 				}
 			}
+			if n.Name != "" {
+				names := p.nodeNames[g]
+				if names == nil {
+					names = map[string]int{}
+					p.nodeNames[g] = names
+				}
+				if _, dup := names[n.Name]; dup {
+					names[n.Name] = -1
+				} else {
+					names[n.Name] = len(g.Nodes) - 1
+				}
+			}
 			return
 		}
 	}
+}
+
+// after parses the control inputs of n, the last node of g: "after" "("
+// ref { "," ref } ")", each ref a node name (bare or quoted) or a position
+// in g's Nodes, naming a node that comes before n.
+func (p *parser) after(g *ir.Graph, n *ir.Node) {
+	p.next()
+	open := p.next()
+	p.skipNL++
+	for !p.peek().is(")") {
+		t := p.next()
+		var c *ir.Node
+		switch t.kind {
+		case tNumber:
+			i, err := strconv.Atoi(t.text)
+			if err != nil || i < 0 || strconv.Itoa(i) != t.text {
+				p.errorf(t, "expected a node name or position in after(...), found %s", t.describe())
+			}
+			if i >= len(g.Nodes)-1 {
+				p.errorf(t, "after(%d): graph %s has only %d nodes before this one; a control input must come before the node", i, quoteName(g.Name), len(g.Nodes)-1)
+			}
+			c = g.Nodes[i]
+		case tIdent, tString:
+			name := t.text
+			if t.kind == tString {
+				name = t.val
+			}
+			i, ok := p.nodeNames[g][name]
+			switch {
+			case !ok:
+				p.errorf(t, "after(%s): no node of that name comes before this one in graph %s", t.describe(), quoteName(g.Name))
+			case i < 0:
+				p.errorf(t, "after(%s): two earlier nodes bear that name; refer to one by its position in the graph", t.describe())
+			}
+			c = g.Nodes[i]
+		default:
+			p.errorf(t, "expected a node name or position in after(...), found %s", t.describe())
+		}
+		if slices.Contains(n.Control, c) {
+			p.errorf(t, "after(...) lists node %s twice", t.describe())
+		}
+		n.AddControl(c)
+		if !p.peek().is(",") {
+			break
+		}
+		p.next()
+	}
+	if t := p.next(); !t.is(")") {
+		p.errorf(t, "expected \",\" or \")\" in the after(...) opened at %d:%d, found %s", open.line, open.col, t.describe())
+	}
+	p.skipNL--
 }
 
 var kindByName = map[string]ir.TypeKind{

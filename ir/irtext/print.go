@@ -39,8 +39,16 @@ func Print(w io.Writer, g *ir.Graph) error {
 }
 
 type printer struct {
-	b   strings.Builder
-	err error // the first thing that will not parse back
+	b    strings.Builder
+	err  error                      // the first thing that will not parse back
+	refs map[*ir.Graph]*nodeRefKeys // how after(...) names the nodes of each graph
+}
+
+// nodeRefKeys says how the nodes of one graph are referred to in after(...)
+// lists: by name where the name is unique in the graph, else by position.
+type nodeRefKeys struct {
+	pos   map[*ir.Node]int
+	names map[string]int // how many nodes bear each name
 }
 
 func (p *printer) errorf(format string, args ...any) {
@@ -287,6 +295,16 @@ func (p *printer) node(n *ir.Node, depth int) {
 		p.values(n.Implicit)
 		p.b.WriteByte(')')
 	}
+	if len(n.Control) > 0 {
+		p.b.WriteString(" after(")
+		for i, c := range n.Control {
+			if i > 0 {
+				p.b.WriteString(", ")
+			}
+			p.b.WriteString(p.nodeRef(n, c))
+		}
+		p.b.WriteByte(')')
+	}
 	if len(n.Attrs) > 0 {
 		p.attrs(n.Attrs, depth)
 	}
@@ -475,4 +493,38 @@ func (p *printer) tensor(t *ir.Tensor, defName string) {
 		p.b.WriteString(strconv.Quote(t.Name))
 	}
 	p.doc(t.Doc)
+}
+
+// nodeRef writes how n's after(...) list names its control input c: c's
+// name when no other node of the graph bears it, else c's position in the
+// graph's Nodes.
+func (p *printer) nodeRef(n, c *ir.Node) string {
+	g := n.Graph
+	if c == nil || g == nil {
+		p.errorf("node %s has a nil control input or no graph", n)
+		return "?"
+	}
+	k := p.refs[g]
+	if k == nil {
+		k = &nodeRefKeys{pos: make(map[*ir.Node]int, len(g.Nodes)), names: map[string]int{}}
+		for i, m := range g.Nodes {
+			k.pos[m] = i
+			if m.Name != "" {
+				k.names[m.Name]++
+			}
+		}
+		if p.refs == nil {
+			p.refs = map[*ir.Graph]*nodeRefKeys{}
+		}
+		p.refs[g] = k
+	}
+	i, ok := k.pos[c]
+	if !ok {
+		p.errorf("control input %s of node %s is not a node of graph %q", c, n, g.Name)
+		return quoteName(c.String())
+	}
+	if c.Name != "" && k.names[c.Name] == 1 {
+		return quoteName(c.Name)
+	}
+	return strconv.Itoa(i)
 }

@@ -113,6 +113,15 @@ func (c *comparer) node(path string, n, m *ir.Node, bg *ir.Graph) {
 	}
 	c.uses(path+" input", n.Inputs, m.Inputs)
 	c.uses(path+" implicit", n.Implicit, m.Implicit)
+	if len(n.Control) != len(m.Control) || len(n.ControlUses) != len(m.ControlUses) {
+		c.errorf("%s: %d control inputs and %d control uses vs %d and %d", path, len(n.Control), len(n.ControlUses), len(m.Control), len(m.ControlUses))
+	} else {
+		for i, k := range n.Control {
+			if j := slices.Index(n.Graph.Nodes, k); j < 0 || j >= len(bg.Nodes) || bg.Nodes[j] != m.Control[i] {
+				c.errorf("%s: control input %d is node %d of the graph, not the same position", path, i, j)
+			}
+		}
+	}
 	if len(n.Attrs) != len(m.Attrs) {
 		c.errorf("%s: %d attributes vs %d", path, len(n.Attrs), len(m.Attrs))
 	} else {
@@ -394,6 +403,7 @@ func FuzzParse(f *testing.F) {
 		f.Add(string(data))
 	}
 	f.Add("graph g {\n  input x:f32[2]\n  y = Relu(x) {a=nan(0x7fa00000), b=[1,2.5]}\n  return y\n}\n")
+	f.Add("graph g {\n  input x:f32[2]\n  NoOp() name=\"a\"\n  NoOp() name=\"a\"\n  y = Relu(x) after(a, 1) name=\"a\"\n  return y\n}\n")
 	f.Fuzz(func(t *testing.T, src string) {
 		g, err := irtext.ParseSmall("fuzz", src)
 		if err != nil {

@@ -15,6 +15,7 @@ import (
 	exponnx "github.com/remat-compile/remat/exporters/onnx"
 	onnximp "github.com/remat-compile/remat/importers/onnx"
 	"github.com/remat-compile/remat/internal/ort"
+	"github.com/remat-compile/remat/internal/testmodels"
 	"github.com/remat-compile/remat/ir"
 	"github.com/remat-compile/remat/ir/irtest"
 	"github.com/remat-compile/remat/ir/irtext"
@@ -393,7 +394,7 @@ func cnnSource() string {
 // sgd:LR graph is p − LR·∂loss/∂p and lowers the loss (Dropout kept in
 // inference mode so that the two runs see the same function).
 func TestTrainingGraphRuns(t *testing.T) {
-	ortOrSkip(t)
+	testmodels.RequireORT(t)
 	dir := t.TempDir()
 	write := func(name string, opts Options) string {
 		g, err := irtext.Parse(name, cnn)
@@ -512,7 +513,7 @@ func pythonWithONNX() string {
 // sum(Dropout(x)·k) is k·mask/(1 − ratio): each element is 0 or k/(1 − r),
 // both occur, and the loss equals the sum over the kept elements.
 func TestDropoutTrainingGradient(t *testing.T) {
-	ortOrSkip(t)
+	testmodels.RequireORT(t)
 	g := irtest.MustParse(t, `graph g {
   opset 17
   input x:f32[16,16]

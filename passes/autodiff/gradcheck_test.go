@@ -14,6 +14,7 @@ import (
 
 	exponnx "github.com/remat-compile/remat/exporters/onnx"
 	"github.com/remat-compile/remat/internal/ort"
+	"github.com/remat-compile/remat/internal/testmodels"
 	"github.com/remat-compile/remat/ir"
 	"github.com/remat-compile/remat/ir/irtext"
 )
@@ -373,17 +374,6 @@ func resize(x, attrs, scales string) string {
 
 // ---- the harness ----
 
-// ortOrSkip skips the test when ONNX Runtime cannot be loaded.
-func ortOrSkip(t *testing.T) {
-	t.Helper()
-	if _, err := ort.LibraryPath(); err != nil {
-		t.Skipf("ONNX Runtime unavailable, gradient checks skipped (set REMAT_ORT_LIB or run scripts/setup.sh): %v", err)
-	}
-	if _, err := ort.Version(); err != nil {
-		t.Skipf("ONNX Runtime unavailable, gradient checks skipped: %v", err)
-	}
-}
-
 // checkResult is the outcome of one gradient check.
 type checkResult struct {
 	dtype      string // "double" or "float"
@@ -644,7 +634,7 @@ var rulesMu sync.Mutex // the wrong-rule test swaps an entry of rules
 
 // TestGradients is the per-op gradient check against ONNX Runtime.
 func TestGradients(t *testing.T) {
-	ortOrSkip(t)
+	testmodels.RequireORT(t)
 	rulesMu.Lock()
 	defer rulesMu.Unlock()
 	cases := gradCases()
@@ -683,7 +673,7 @@ func TestGradients(t *testing.T) {
 // the Conv weight rule's strides and dilations not swapped, the checks of
 // those ops fail.
 func TestWrongGradientFails(t *testing.T) {
-	ortOrSkip(t)
+	testmodels.RequireORT(t)
 	rulesMu.Lock()
 	defer rulesMu.Unlock()
 	byName := map[string]gradCase{}

@@ -217,7 +217,73 @@ func Simulate(g *ir.Graph, seq []*ir.Node, opts Options) (*Result, error) {
 	if err := s.plan(seq); err != nil {
 		return nil, err
 	}
-	return s.run(seq)
+	res, _, err := s.run(seq)
+	return res, err
+}
+
+// Buffer is one allocation of a simulated sequence: the value instances
+// placed in it and the steps over which it is allocated.
+type Buffer struct {
+	// Bytes is the size of the allocation: the bytes of the value first
+	// placed in it, rounded up to Options.AlignBytes (before the arena's
+	// chunk rounding).
+	Bytes int64
+	// Values are the instances placed in it, in placement order: the one
+	// that allocated it, then views, in-place results and, under Reuse,
+	// later takers. The first carries Bytes, the others 0 (as in
+	// Result.AtPeak).
+	Values []Live
+	// Intervals are the closed step intervals over which it is allocated,
+	// in order: one, or under Reuse two when it is released after its last
+	// read and a later taker allocates it again. To == len(seq) means it
+	// stays allocated to the end of the sequence.
+	Intervals []Interval
+	// Kept reports a graph output's buffer, which the runtime hands to the
+	// caller: allocated to the end of the sequence.
+	Kept bool
+}
+
+// Interval is a closed interval of steps over which a buffer is allocated.
+type Interval struct {
+	From, To int
+	// Held is the bytes the buffer holds over the interval: Bytes, or
+	// under Options.Arena the arena chunk it got.
+	Held int64
+}
+
+// SimulateBuffers is Simulate that also returns every buffer the sequence
+// allocates, in allocation order (the step, then the output slot): what
+// passes/arena lays out. Views of graph inputs and parameters allocate
+// nothing and are in no buffer; Constant steps under ConstantsAsParams
+// allocate nothing either.
+func SimulateBuffers(g *ir.Graph, seq []*ir.Node, opts Options) (*Result, []Buffer, error) {
+	s := &sim{g: g, opts: opts, nv: g.NumValues()}
+	if err := s.plan(seq); err != nil {
+		return nil, nil, err
+	}
+	res, l, err := s.run(seq)
+	if err != nil {
+		return nil, nil, err
+	}
+	out := make([]Buffer, len(l.bufs))
+	for k := range l.bufs {
+		bb := &l.bufs[k]
+		b := Buffer{Bytes: bb.bytes, Kept: bb.pinned}
+		for w, step := range bb.writes {
+			inst := Live{Value: seq[step].Outputs[bb.slots[w]], Step: int(step)}
+			if w == 0 {
+				inst.Bytes = bb.bytes
+			}
+			b.Values = append(b.Values, inst)
+		}
+		for x, iv := range l.intervals[k] {
+			if iv.from <= iv.to {
+				b.Intervals = append(b.Intervals, Interval{From: int(iv.from), To: int(iv.to), Held: l.held[k][x]})
+			}
+		}
+		out[k] = b
+	}
+	return res, out, nil
 }
 
 type sim struct {
@@ -416,10 +482,10 @@ type buffer struct {
 	writes, slots []int32
 }
 
-func (s *sim) run(seq []*ir.Node) (*Result, error) {
+func (s *sim) run(seq []*ir.Node) (*Result, *layout, error) {
 	c, err := s.constBytes()
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	n := len(seq)
 	res := &Result{ConstBytes: c, During: make([]int64, n), After: make([]int64, n), PeakStep: -1, PeakBytes: c}
@@ -471,7 +537,7 @@ func (s *sim) run(seq []*ir.Node) (*Result, error) {
 		res.PeakWorkspace = l.ws[res.PeakStep]
 		res.AtPeak = s.atPeak(seq, int32(res.PeakStep), l)
 	}
-	return res, nil
+	return res, l, nil
 }
 
 // layout is where a sequence's value instances live: buffers and the step

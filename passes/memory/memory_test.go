@@ -263,3 +263,53 @@ func TestHolds(t *testing.T) {
 		t.Errorf("holding D at A: %v", err)
 	}
 }
+
+// TestSimulateBuffers: the buffers account for every step's bytes (the
+// constant term, the workspace, and the buffers whose intervals cover the
+// step), views and in-place results share their input's buffer, and a
+// graph output's buffer is kept to the end.
+func TestSimulateBuffers(t *testing.T) {
+	g := residualChain(300, 3)
+	for _, opts := range []Options{{}, ORT(), {Aliasing: true, InPlace: true, Reuse: true}, {Aliasing: true, InPlace: true, AlignBytes: 64}} {
+		r, bufs, err := SimulateBuffers(g, g.Nodes, opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		plain, err := Simulate(g, g.Nodes, opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.PeakBytes != plain.PeakBytes {
+			t.Fatalf("%+v: peak %d, Simulate %d", opts, r.PeakBytes, plain.PeakBytes)
+		}
+		sum := make([]int64, len(g.Nodes))
+		kept := 0
+		for _, b := range bufs {
+			if len(b.Values) == 0 || b.Values[0].Bytes != b.Bytes {
+				t.Fatalf("%+v: buffer %+v: the first value does not carry its bytes", opts, b)
+			}
+			for _, iv := range b.Intervals {
+				for i := iv.From; i <= min(iv.To, len(g.Nodes)-1); i++ {
+					sum[i] += iv.Held
+				}
+			}
+			if b.Kept {
+				kept++
+				if last := b.Intervals[len(b.Intervals)-1].To; last != len(g.Nodes) {
+					t.Errorf("%+v: a kept buffer ends at step %d", opts, last)
+				}
+			}
+		}
+		for i := range sum {
+			if sum[i]+r.ConstBytes+r.Workspace[i] != r.During[i] {
+				t.Fatalf("%+v: step %d: buffers hold %d, During %d", opts, i, sum[i]+r.ConstBytes+r.Workspace[i], r.During[i])
+			}
+		}
+		if kept != 1 {
+			t.Errorf("%+v: %d kept buffers, want 1 (the output)", opts, kept)
+		}
+		if opts.Aliasing && len(bufs) >= len(g.Nodes)*2/3 {
+			t.Errorf("%+v: %d buffers for %d steps: views do not share", opts, len(bufs), len(g.Nodes))
+		}
+	}
+}

@@ -47,6 +47,12 @@ type Progress struct {
 // *BudgetError instead.
 var ErrInfeasible = errors.New("remat: no plan fits the memory budget")
 
+// ErrUnavailable is wrapped by the error of a solver whose backend is not
+// installed (COIN-OR CBC/CLP for the MILP and LP solvers): a portfolio
+// such as auto skips it, a caller tells the user what to install (the
+// wrapped error says).
+var ErrUnavailable = errors.New("remat: the solver's backend is not installed")
+
 // BudgetError reports that the solver found no plan within the budget.
 // NeedBytes is the smallest peak it reached: a budget of NeedBytes would
 // have let it return a plan (Plan, when not nil).

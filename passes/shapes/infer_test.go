@@ -330,3 +330,23 @@ func TestErrorsAreSortedAndCapped(t *testing.T) {
 		t.Fatalf("error list is not capped: %v", err)
 	}
 }
+
+// TestOtherDomainsAreNotInferredWithONNXRules checks that a TensorFlow op
+// that shares its name with an ONNX op (Cast: DstT, not to) is not given
+// the ONNX op's result type: its output stays unknown, with an error naming
+// the op.
+func TestOtherDomainsAreNotInferredWithONNXRules(t *testing.T) {
+	g := ir.NewGraph("tf")
+	g.Opsets = []ir.Opset{{Domain: "", Version: 17}}
+	x := g.AddInput("x", ir.TensorOf(ir.Float32, 2, 3))
+	n := g.NewNode("Cast", ir.TFDomain, []*ir.Value{x}, []string{"y"})
+	n.SetAttr(ir.IntAttr("to", 7)) // an ONNX attribute that must be ignored here
+	g.AddOutput(n.Outputs[0])
+	err := Infer(g, Options{})
+	if err == nil || !strings.Contains(err.Error(), "Cast") {
+		t.Fatalf("Infer = %v, want an error naming Cast", err)
+	}
+	if y := n.Outputs[0].Type; y.DType != ir.Undefined {
+		t.Errorf("tf.Cast output = %v, want an unknown type", y)
+	}
+}

@@ -411,7 +411,12 @@ func (in *inferer) node(n *ir.Node, depth int) {
 		in.finishAll(c)
 		return
 	}
-	h := handler(n.Op)
+	// The handlers implement ONNX semantics; ops of other domains that
+	// share a name (TensorFlow's Reshape, Cast, Transpose, …) differ.
+	var h func(*nctx)
+	if n.Domain == "" || n.Domain == "ai.onnx" {
+		h = handler(n.Op)
+	}
 	if h == nil {
 		in.opaque(c, true)
 		return

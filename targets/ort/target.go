@@ -66,12 +66,13 @@ func (Target) Original(g *ir.Graph, ours bool) (*targets.Placement, error) {
 }
 
 // Place chooses the writing of the rewritten graph g: its sinks last
-// where that lowers ORT's peak and, when it recomputes anything, the
-// order constraints that bring ORT's order closer to the plan's where that
-// lowers the predicted peak (forceOrder).
+// where that lowers ORT's peak and, with a rewrite (rw not nil: the plan
+// recomputes something or its order was chosen), the order constraints
+// that bring ORT's order closer to the plan's where that lowers the
+// predicted peak (forceOrder).
 func (Target) Place(g *ir.Graph, rw *remat.RewriteResult) (*targets.Placement, error) {
 	opts := sinksLast(g, exportOptions(rw))
-	if rw == nil || len(rw.Recomputes) == 0 {
+	if rw == nil {
 		peak, err := Peak(g, opts)
 		if err != nil {
 			return nil, err

@@ -642,7 +642,10 @@ func TestLPOptions(t *testing.T) {
 			t.Errorf("%+v: not deterministic", opts)
 		}
 		if errA != nil {
-			t.Logf("%+v: %v", opts, errA)
+			// Every option rounds this relaxation to a plan within the
+			// budget (5 bytes, two above the least peak, 3): an error
+			// is a defect of the option, not an outcome.
+			t.Errorf("%+v: %v", opts, errA)
 			continue
 		}
 		res, err := remat.Check(p, a)

@@ -7,6 +7,7 @@ import (
 	"math"
 	"time"
 
+	"github.com/remat-compile/remat/internal/cbc"
 	"github.com/remat-compile/remat/internal/milp"
 	"github.com/remat-compile/remat/passes/remat"
 )
@@ -291,6 +292,9 @@ func solve(ctx context.Context, m *milp.Model, o milp.Options, onProgress func(m
 			cancel()
 		} else {
 			r.sol, r.err = milp.Solve(context.Background(), m, o)
+		}
+		if errors.Is(r.err, cbc.ErrNotInstalled) {
+			r.err = fmt.Errorf("%w: %w", remat.ErrUnavailable, r.err)
 		}
 		done <- r
 	}()

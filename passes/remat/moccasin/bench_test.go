@@ -3,8 +3,6 @@ package moccasin_test
 import (
 	"context"
 	"fmt"
-	"os"
-	"strings"
 	"testing"
 	"time"
 
@@ -89,6 +87,10 @@ func table3Problem(tb testing.TB, r table3) *remat.Problem {
 // peak-bytes. It takes about 16 minutes:
 //
 //	go test -run '^$' -bench Table3 -benchtime 1x ./passes/remat/moccasin/
+//
+// The same comparison as a table: remat-compile bench -solvers
+// moccasin,checkmate-milp -milp-start=false -time-limit 120s
+// layered:100:236 layered:250:944.
 func BenchmarkTable3(b *testing.B) {
 	requireCBC(b)
 	limit := 120 * time.Second
@@ -111,40 +113,4 @@ func BenchmarkTable3(b *testing.B) {
 			})
 		}
 	}
-}
-
-// TestTable3Log prints the same comparison as a table in the test log when
-// REMAT_MOCCASIN_TABLE3 is set (it takes about 16 minutes; the limit per
-// solve is REMAT_MOCCASIN_TABLE3 seconds when that is a number, else
-// 120).
-func TestTable3Log(t *testing.T) {
-	env := os.Getenv("REMAT_MOCCASIN_TABLE3")
-	if env == "" {
-		t.Skip("set REMAT_MOCCASIN_TABLE3 to run the 16-minute comparison")
-	}
-	requireCBC(t)
-	limit := 120 * time.Second
-	var secs int
-	if _, err := fmt.Sscan(env, &secs); err == nil && secs > 0 {
-		limit = time.Duration(secs) * time.Second
-	}
-	var sb strings.Builder
-	fmt.Fprintf(&sb, "limit %v per solve, one CBC thread\n", limit)
-	fmt.Fprintf(&sb, "%-12s %-7s %-15s %-9s %10s %8s %12s %8s  %s\n", "(n, m)", "budget", "solver", "status", "overhead %", "peak", "time to best", "gap %", "note")
-	for _, r := range table3Rows {
-		p := table3Problem(t, r)
-		for _, s := range []remat.Solver{moccasin.Solver, checkmate.MILP} {
-			o := runOne(s, p, limit)
-			status := o.status
-			var line string
-			if status != "optimal" && status != "feasible" {
-				line = fmt.Sprintf("%-12s %-7s %-15s %s (after %.1f s)", fmt.Sprintf("(%d, %d)", r.n, r.m), fmt.Sprintf("%d%%", r.pct), s.Name, status, o.total)
-			} else {
-				line = fmt.Sprintf("%-12s %-7s %-15s %-9s %10.2f %8d %11.1fs %8.2f  %s", fmt.Sprintf("(%d, %d)", r.n, r.m), fmt.Sprintf("%d%%", r.pct), s.Name, status, o.overhead, o.peak, o.toBest, o.gap, o.note)
-			}
-			t.Log(line)
-			sb.WriteString(line + "\n")
-		}
-	}
-	t.Log("\n" + sb.String())
 }

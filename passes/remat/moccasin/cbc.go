@@ -10,6 +10,7 @@ import (
 
 	"github.com/remat-compile/remat/internal/cbc"
 	"github.com/remat-compile/remat/internal/milp"
+	"github.com/remat-compile/remat/passes/remat"
 )
 
 // Why this file: the models are solved with internal/cbc rather than
@@ -81,6 +82,9 @@ func solveCBC(ctx context.Context, m *milp.Model, o cbcOptions) (*cbcResult, err
 		return nil, err
 	}
 	lib, err := cbc.Load()
+	if errors.Is(err, cbc.ErrNotInstalled) {
+		return nil, fmt.Errorf("%w: %w", remat.ErrUnavailable, err)
+	}
 	if err != nil {
 		return nil, err
 	}

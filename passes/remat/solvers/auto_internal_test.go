@@ -72,7 +72,7 @@ func TestAutoWithoutCBC(t *testing.T) {
 	missing := &milpStage{
 		name: "checkmate-milp",
 		solve: func(ctx context.Context, p *remat.Problem, start *remat.Plan, progress func(remat.Progress)) (*remat.Plan, error) {
-			return nil, fmt.Errorf("cbc: %w", errors.New("COIN-OR CBC/CLP libraries not found: install Debian package coinor-libcbc3"))
+			return nil, fmt.Errorf("checkmate: %w: %w", remat.ErrUnavailable, errors.New("cbc: COIN-OR CBC/CLP libraries not found: install Debian package coinor-libcbc3"))
 		},
 		unavailable: cbcMissing,
 	}

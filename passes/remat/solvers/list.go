@@ -2,7 +2,7 @@ package solvers
 
 import (
 	"context"
-	"strings"
+	"errors"
 
 	"github.com/remat-compile/remat/passes/remat"
 	"github.com/remat-compile/remat/passes/remat/checkmate"
@@ -71,10 +71,6 @@ var milp = &milpStage{
 // search has not already found what CBC would.
 const milpMaxNodes = 400
 
-// cbcMissing reports whether err says that COIN-OR CBC is not installed.
-// The error wraps internal/cbc.ErrNotInstalled, which this package may not
-// import (DESIGN.md's layering: solvers import passes/remat/... only), so
-// it is recognised by the Debian package the message names.
-func cbcMissing(err error) bool {
-	return err != nil && strings.Contains(err.Error(), "coinor-libcbc")
-}
+// cbcMissing reports whether err says that the solver's backend (COIN-OR
+// CBC/CLP) is not installed.
+func cbcMissing(err error) bool { return errors.Is(err, remat.ErrUnavailable) }

@@ -9,6 +9,8 @@ package solvertest
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"math"
@@ -103,22 +105,33 @@ func withBudget(p *remat.Problem, b int64) *remat.Problem {
 	return &q
 }
 
-// references caches newReference by case: a test binary usually runs the
-// suite for several solvers over the same corpus, and the brute-force
-// optima are the expensive part.
-var references sync.Map // Case.Name + problem → *reference
+// references caches the reference of each case (goldenReference, else
+// newReference): a test binary usually runs the suite for several solvers
+// over the same corpus.
+var referenceCache sync.Map // caseKey → *reference
+
+// caseKey identifies a case by its name and a hash of its problem and
+// budgets, so that a golden reference of a case that changed is not used.
+func caseKey(c Case) string {
+	p := c.Problem
+	h := sha256.Sum256(fmt.Append(nil, p.Deps, p.Seconds, p.Bytes, p.Recomputable, p.Outputs, p.ConstBytes, p.Parts, p.Reads, p.OutputParts, c.Budgets))
+	return c.Name + "@" + hex.EncodeToString(h[:8])
+}
 
 func cachedReference(c Case) (*reference, error) {
-	p := c.Problem
-	key := fmt.Sprint(c.Name, p.Deps, p.Seconds, p.Bytes, p.Recomputable, p.Outputs, p.ConstBytes, p.Parts, p.Reads, c.Budgets)
-	if r, ok := references.Load(key); ok {
+	key := caseKey(c)
+	if r, ok := referenceCache.Load(key); ok {
 		return r.(*reference), nil
 	}
-	r, err := newReference(c)
-	if err == nil {
-		references.Store(key, r)
+	r, ok := goldenReference(c, key)
+	if !ok {
+		var err error
+		if r, err = newReference(c); err != nil {
+			return nil, err
+		}
 	}
-	return r, err
+	referenceCache.Store(key, r)
+	return r, nil
 }
 
 func newReference(c Case) (*reference, error) {

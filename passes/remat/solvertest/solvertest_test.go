@@ -12,7 +12,11 @@ import (
 
 // The suite passes its own reference.
 func TestBruteForceConformance(t *testing.T) {
-	Run(t, BruteForceSolver, Options{})
+	opts := Options{}
+	if testing.Short() {
+		opts.MaxNodes = 8 // the brute force is exponential in the nodes
+	}
+	Run(t, BruteForceSolver, opts)
 }
 
 // identityPlan is checkpoint-all, plus a recomputation of node t−1 in

@@ -1,4 +1,9 @@
-package onnx
+// Package pbcheck finds the corruption that protobuf-go decodes without
+// complaint: a known field carried with the wrong wire type, or a value of
+// a closed (proto2) enum the schema does not define. protobuf-go keeps both
+// as unknown fields; for a model file they mean damage, so the importers
+// report them.
+package pbcheck
 
 import (
 	"fmt"
@@ -9,13 +14,16 @@ import (
 	"google.golang.org/protobuf/reflect/protoreflect"
 )
 
-// wireError is a field protobuf could not decode as its schema says.
-type wireError struct {
+// Error is a field protobuf could not decode as its schema says.
+type Error struct {
 	path []string // field names, innermost first
 	msg  string
 }
 
-func (e *wireError) Error() string {
+// Error names the field by its path from the checked message
+// ("graph.node[3].attribute[0]: field 2 has wire type varint, the schema
+// says fixed32").
+func (e *Error) Error() string {
 	p := slices.Clone(e.path)
 	slices.Reverse(p)
 	if len(p) == 0 {
@@ -24,21 +32,28 @@ func (e *wireError) Error() string {
 	return strings.Join(p, ".") + ": " + e.msg
 }
 
-// checkWire finds the first field of m, at any depth, that carries a known
-// field number with the wrong wire type or an enum value the schema does not
-// define. protobuf-go keeps such fields as unknown fields rather than
-// failing; for a model they mean corruption, so Import reports them.
-func checkWire(m protoreflect.Message) *wireError {
+// Check finds the first field of m, at any depth (map values included), that
+// carries a known field number with the wrong wire type or an enum value the
+// schema does not define, and returns it as an *Error; nil when there is
+// none. Unknown field numbers are not errors: they are newer fields, kept.
+func Check(m protoreflect.Message) error {
+	if err := check(m); err != nil {
+		return err
+	}
+	return nil
+}
+
+func check(m protoreflect.Message) *Error {
 	if u := m.GetUnknown(); len(u) > 0 {
 		fields := m.Descriptor().Fields()
 		for len(u) > 0 {
 			num, typ, n := protowire.ConsumeTag(u)
 			if n < 0 {
-				return &wireError{msg: "malformed unknown field in " + string(m.Descriptor().Name())}
+				return &Error{msg: "malformed unknown field in " + string(m.Descriptor().Name())}
 			}
 			k := protowire.ConsumeFieldValue(num, typ, u[n:])
 			if k < 0 {
-				return &wireError{msg: "malformed unknown field in " + string(m.Descriptor().Name())}
+				return &Error{msg: "malformed unknown field in " + string(m.Descriptor().Name())}
 			}
 			if fd := fields.ByNumber(num); fd != nil {
 				want := wireType(fd)
@@ -46,27 +61,46 @@ func checkWire(m protoreflect.Message) *wireError {
 				if typ == want || typ == protowire.BytesType && fd.IsList() {
 					msg = fmt.Sprintf("field %d holds a value its enum does not define", num)
 				}
-				return &wireError{path: []string{string(fd.Name())}, msg: msg}
+				return &Error{path: []string{string(fd.Name())}, msg: msg}
 			}
 			u = u[n+k:]
 		}
 	}
-	var err *wireError
+	var err *Error
 	m.Range(func(fd protoreflect.FieldDescriptor, v protoreflect.Value) bool {
-		if fd.Message() == nil || fd.IsMap() {
+		if fd.IsMap() {
+			if fd.MapValue().Message() == nil {
+				return true
+			}
+			keys := make([]protoreflect.MapKey, 0, v.Map().Len())
+			v.Map().Range(func(k protoreflect.MapKey, _ protoreflect.Value) bool {
+				keys = append(keys, k)
+				return true
+			})
+			// Report the same field whatever the map's iteration order.
+			slices.SortFunc(keys, func(a, b protoreflect.MapKey) int { return strings.Compare(a.String(), b.String()) })
+			for _, k := range keys {
+				if err = check(v.Map().Get(k).Message()); err != nil {
+					err.path = append(err.path, fmt.Sprintf("%s[%q]", fd.Name(), k.String()))
+					return false
+				}
+			}
+			return true
+		}
+		if fd.Message() == nil {
 			return true
 		}
 		if fd.IsList() {
 			l := v.List()
 			for i := 0; i < l.Len(); i++ {
-				if err = checkWire(l.Get(i).Message()); err != nil {
+				if err = check(l.Get(i).Message()); err != nil {
 					err.path = append(err.path, fmt.Sprintf("%s[%d]", fd.Name(), i))
 					return false
 				}
 			}
 			return true
 		}
-		if err = checkWire(v.Message()); err != nil {
+		if err = check(v.Message()); err != nil {
 			err.path = append(err.path, string(fd.Name()))
 			return false
 		}
