@@ -342,18 +342,36 @@ func sweepSVG(b *strings.Builder, s *Sweep) {
 		pts = append(pts, pt(x, y))
 	}
 	c.polyline(pts, colorRewrite, "", "pareto", 1.5)
-	for i, r := range s.Rows {
+	// One circle per row, reused plans (hollow) under solved ones
+	// (filled); one label per run of rows with the same plan: "95%–80%".
+	for _, solved := range []bool{false, true} {
+		for _, r := range s.Rows {
+			if (r.ReusedFrom == "") != solved {
+				continue
+			}
+			x, y := c.px(PercentOf(r.PeakBytes, s.NoRematPeakBytes)), c.py(r.OverheadPercent)
+			fill := colorRewrite
+			if !solved {
+				fill = "#fff"
+			}
+			fmt.Fprintf(b, `<circle class="row" data-budget="%s" data-peak-bytes="%d" data-overhead="%s" cx="%.1f" cy="%.1f" r="4" fill="%s" stroke="%s"><title>%s</title></circle>`+"\n",
+				esc(r.Budget), r.PeakBytes, strconv.FormatFloat(r.OverheadPercent, 'f', 2, 64), x, y, fill, colorRewrite,
+				esc(fmt.Sprintf("budget %s: peak %s, overhead %.2f%%", r.Budget, formatBytes(r.PeakBytes), r.OverheadPercent)))
+		}
+	}
+	for i := 0; i < len(s.Rows); {
+		j := i
+		for j+1 < len(s.Rows) && s.Rows[j+1].PeakBytes == s.Rows[i].PeakBytes && s.Rows[j+1].OverheadPercent == s.Rows[i].OverheadPercent {
+			j++
+		}
+		label := s.Rows[i].Budget
+		if j > i {
+			label += "–" + s.Rows[j].Budget
+		}
+		r := s.Rows[i]
 		x, y := c.px(PercentOf(r.PeakBytes, s.NoRematPeakBytes)), c.py(r.OverheadPercent)
-		fill := colorRewrite
-		if r.ReusedFrom != "" {
-			fill = "#fff"
-		}
-		fmt.Fprintf(b, `<circle class="row" data-budget="%s" data-peak-bytes="%d" data-overhead="%s" cx="%.1f" cy="%.1f" r="4" fill="%s" stroke="%s"><title>%s</title></circle>`+"\n",
-			esc(r.Budget), r.PeakBytes, strconv.FormatFloat(r.OverheadPercent, 'f', 2, 64), x, y, fill, colorRewrite,
-			esc(fmt.Sprintf("budget %s: peak %s, overhead %.2f%%", r.Budget, formatBytes(r.PeakBytes), r.OverheadPercent)))
-		if i == len(s.Rows)-1 || i%max(1, len(s.Rows)/8) == 0 {
-			fmt.Fprintf(b, `<text x="%.1f" y="%.1f" class="label" text-anchor="middle">%s</text>`+"\n", x, y-9, esc(r.Budget))
-		}
+		fmt.Fprintf(b, `<text x="%.1f" y="%.1f" class="label" text-anchor="%s">%s</text>`+"\n", x, y-9, anchorFor(x, c), esc(label))
+		i = j + 1
 	}
 	c.legend([]legendItem{{label: "plan at each budget", color: colorRewrite}})
 	fmt.Fprintf(b, `<circle cx="%d" cy="%d" r="4" fill="#fff" stroke="%s"/><text x="%d" y="%d" class="legend">reused looser plan</text>`+"\n",
