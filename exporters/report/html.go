@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"maps"
+	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -161,8 +162,15 @@ func (h *htmlWriter) summary() {
 		budget += " (" + esc(r.Budget) + ")"
 	}
 	h.p("<tr><td>budget</td><td colspan=\"2\">%s</td><td>liveness (the solver's)</td><td>given</td></tr>\n", budget)
-	h.p("<tr><td>peak</td><td class=\"num\">%s</td><td class=\"num\">%s (−%s)</td><td>liveness (the solver's)</td><td>%s</td></tr>\n",
-		h.bytesSpan("before_peak_bytes", r.BeforePeakBytes), h.bytesSpan("after_peak_bytes", r.AfterPeakBytes), pctSpan("peak_reduction_percent", r.PeakReductionPercent), srcTag(SourcePredicted))
+	sign := ""
+	switch {
+	case r.PeakReductionPercent > 0:
+		sign = "−"
+	case r.PeakReductionPercent < 0:
+		sign = "+"
+	}
+	h.p("<tr><td>peak</td><td class=\"num\">%s</td><td class=\"num\">%s (%s%s)</td><td>liveness (the solver's)</td><td>%s</td></tr>\n",
+		h.bytesSpan("before_peak_bytes", r.BeforePeakBytes), h.bytesSpan("after_peak_bytes", r.AfterPeakBytes), sign, pctSpan("peak_reduction_percent", math.Abs(r.PeakReductionPercent)), srcTag(SourcePredicted))
 	if r.ORTBeforePeakBytes > 0 {
 		h.p("<tr><td>peak</td><td class=\"num\">%s</td><td class=\"num\">%s</td><td>%s</td><td>%s</td></tr>\n",
 			h.bytesSpan("ort_model_before_peak_bytes", r.ORTBeforePeakBytes), h.bytesSpan("ort_model_after_peak_bytes", r.ORTAfterPeakBytes), esc(r.Target), srcTag(SourcePredicted))
@@ -175,7 +183,7 @@ func (h *htmlWriter) summary() {
 		h.bytesSpan("peak_floor_bytes", r.PeakFloorBytes), esc(r.PeakFloorNode), srcTag(SourcePredicted))
 	h.p("<tr><td>compute</td><td class=\"num\" data-field=\"base_compute_seconds\">%s</td><td class=\"num\" data-field=\"plan_compute_seconds\">%s (+%s)</td><td>cost model of %s</td><td>%s</td></tr>\n",
 		FormatSeconds(r.BaseComputeSeconds), FormatSeconds(r.PlanComputeSeconds), pctSpan("overhead_percent", r.OverheadPercent), esc(r.Profile), srcTag(SourcePredicted))
-	h.p("<tr><td>recomputations</td><td colspan=\"2\"><span data-field=\"recomputations\">%d</span> of <span data-field=\"recomputed_nodes\">%d</span> nodes</td><td>the plan</td><td></td></tr>\n", r.Recomputations, r.RecomputedNodes)
+	h.p("<tr><td>recomputations</td><td colspan=\"2\"><span data-field=\"recomputations\">%d</span> recomputations of <span data-field=\"recomputed_nodes\">%d</span> nodes</td><td>the plan</td><td></td></tr>\n", r.Recomputations, r.RecomputedNodes)
 	opt := "optimality unknown"
 	switch {
 	case r.Optimal:

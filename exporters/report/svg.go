@@ -70,12 +70,18 @@ func (c *chart) polyline(pts []string, color, dash, class string, width float64)
 	fmt.Fprintf(c.b, `<polyline class="%s" points="%s" fill="none" stroke="%s" stroke-width="%.1f"%s/>`+"\n", class, strings.Join(pts, " "), color, width, d)
 }
 
-// hline draws a horizontal line across the plot at y with a label at its
-// left end (where memory timelines start low).
-func (c *chart) hline(y float64, color, dash, label, class string, bytes int64) {
+// hline draws a horizontal line across the plot at y with a label above
+// its right end, or with below, under its left end.
+func (c *chart) hline(y float64, color, dash, label, class string, bytes int64, below bool) {
 	fmt.Fprintf(c.b, `<line class="%s" data-bytes="%d" x1="%d" x2="%.1f" y1="%.1f" y2="%.1f" stroke="%s" stroke-width="1.5" stroke-dasharray="%s"/>`+"\n",
 		class, bytes, c.left, float64(c.left)+c.plotW(), c.py(y), c.py(y), color, dash)
-	fmt.Fprintf(c.b, `<text x="%d" y="%.1f" fill="%s" class="label">%s</text>`+"\n", c.left+4, c.py(y)-4, color, esc(label))
+	// Above the line at its right end, or below it at its left end (two
+	// lines' labels then stay apart).
+	x, ly, anchor := float64(c.left)+c.plotW()-4, c.py(y)-4, "end"
+	if below {
+		x, ly, anchor = float64(c.left)+4, c.py(y)+13, "start"
+	}
+	fmt.Fprintf(c.b, `<text x="%.1f" y="%.1f" fill="%s" text-anchor="%s" class="label">%s</text>`+"\n", x, ly, color, anchor, esc(label))
 }
 
 // legend draws one legend entry per item at the top right, inside the
@@ -205,7 +211,7 @@ func timelineSVG(b *strings.Builder, tl *Timeline, m *Measured) {
 		}
 	}
 	if tl.BudgetBytes > 0 {
-		c.hline(float64(tl.BudgetBytes), colorBudget, "6 4", "budget "+formatBytes(tl.BudgetBytes), "budget", tl.BudgetBytes)
+		c.hline(float64(tl.BudgetBytes), colorBudget, "6 4", "budget "+formatBytes(tl.BudgetBytes), "budget", tl.BudgetBytes, false)
 		items = append(items, legendItem{label: "budget (bounds this model)", color: colorBudget, dash: "6 4"})
 	}
 	if m != nil {
@@ -230,7 +236,7 @@ func timelineSVG(b *strings.Builder, tl *Timeline, m *Measured) {
 			b.WriteString("\n</g>\n")
 			items = append(items, legendItem{label: s.name + " (" + m.Source + ", after each node)", color: s.color, dot: true})
 		}
-		c.hline(float64(m.Rewrite.PeakBytes), colorMeasured, "1 3", "measured rewrite peak "+formatBytes(m.Rewrite.PeakBytes), "measured-peak", m.Rewrite.PeakBytes)
+		c.hline(float64(m.Rewrite.PeakBytes), colorMeasured, "1 3", "measured rewrite peak "+formatBytes(m.Rewrite.PeakBytes), "measured-peak", m.Rewrite.PeakBytes, true)
 	}
 	c.legend(items)
 	c.close()
