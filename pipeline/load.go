@@ -21,6 +21,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"maps"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -156,13 +157,13 @@ func checkOverrides(g *ir.Graph, inputShapes map[string][]ir.Dim, dims map[strin
 	for _, v := range g.Inputs {
 		names = append(names, v.Name)
 	}
-	for _, name := range sortedKeys(inputShapes) {
+	for _, name := range slices.Sorted(maps.Keys(inputShapes)) {
 		if !slices.Contains(names, name) {
 			return fmt.Errorf("-input-shape %s: the model has no input %q; its inputs are %s", name, name, strings.Join(names, ", "))
 		}
 	}
 	syms := shapes.Symbols(g)
-	for _, name := range sortedKeys(dims) {
+	for _, name := range slices.Sorted(maps.Keys(dims)) {
 		if !slices.Contains(syms, name) {
 			have := "none"
 			if len(syms) > 0 {
@@ -172,14 +173,4 @@ func checkOverrides(g *ir.Graph, inputShapes map[string][]ir.Dim, dims map[strin
 		}
 	}
 	return nil
-}
-
-// sortedKeys returns a map's keys in order.
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	return keys
 }

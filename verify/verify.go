@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"os"
 	"path/filepath"
@@ -336,7 +337,7 @@ func verifyInputs(path string, infos []ort.ValueInfo, seed uint64, shapes map[st
 		names = append(names, in.Name)
 	}
 	for _, m := range []map[string]bool{keysOf(shapes), keysOf(values)} {
-		for _, name := range sortedKeys(m) {
+		for _, name := range slices.Sorted(maps.Keys(m)) {
 			if !slices.Contains(names, name) {
 				return nil, fmt.Errorf("verify: %s has no input %q; its inputs are %s", filepath.Base(path), name, strings.Join(names, ", "))
 			}
@@ -346,7 +347,7 @@ func verifyInputs(path string, infos []ort.ValueInfo, seed uint64, shapes map[st
 	if err != nil {
 		return nil, fmt.Errorf("verify: %w (give the shapes of inputs with dynamic dimensions with -input-shape)", err)
 	}
-	for _, name := range sortedKeys(values) {
+	for _, name := range slices.Sorted(maps.Keys(values)) {
 		t, err := ort.Filled(inputs[name].DType, inputs[name].Shape, values[name])
 		if err != nil {
 			return nil, fmt.Errorf("verify: -input-value %s: %w", name, err)
@@ -1277,14 +1278,4 @@ func (t *tracer) at(ks []int, how string) (location, bool, string) {
 	}
 	slices.Sort(evs)
 	return location{first: evs[0], last: evs[len(evs)-1], how: how, events: evs}, true, ""
-}
-
-// sortedKeys returns a map's keys in order.
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	return keys
 }

@@ -10,6 +10,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"maps"
 	"math"
 	"path/filepath"
 	"slices"
@@ -332,7 +333,7 @@ func describeOptimality(res *remat.Result) string {
 // costs", or with several sources their seconds and node counts: "costs
 // from dev: 1.07 ms measured on 770 nodes, 1.29 ms fitted on 1734 nodes".
 func describeSources(profile string, src map[string]int, secs map[string]float64) string {
-	keys := sortedKeys(src)
+	keys := slices.Sorted(maps.Keys(src))
 	order := []string{profiles.SourceMeasured, profiles.SourceFitted, profiles.SourceDatasheet}
 	slices.SortStableFunc(keys, func(a, b string) int { return slices.Index(order, a) - slices.Index(order, b) })
 	if len(keys) == 1 {
