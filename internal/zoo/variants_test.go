@@ -123,7 +123,9 @@ func TestFloat16(t *testing.T) {
 	if w.Type.DType != ir.Float16 || tiny.Type.DType != ir.Float16 || scales.Type.DType != ir.Float32 {
 		t.Errorf("parameter types w %v, tiny %v, scales %v; want f16, f16, f32 (scales is read by blocked nodes)", w.Type.DType, tiny.Type.DType, scales.Type.DType)
 	}
-	half := func(v *ir.Value, i int) float32 { return ir.HalfToFloat32(binary.LittleEndian.Uint16(v.Data.Raw[2*i:])) }
+	half := func(v *ir.Value, i int) float32 {
+		return ir.HalfToFloat32(binary.LittleEndian.Uint16(v.Data.Raw[2*i:]))
+	}
 	if got := []float32{half(tiny, 0), half(tiny, 1), half(tiny, 2), half(tiny, 3)}; got[0] != ir.HalfToFloat32(ir.Float32ToHalf(1e-7)) ||
 		got[1] != -got[0] || got[2] != 0 || got[3] != 1e4 {
 		t.Errorf("clamped values %v, want ±1e-7 (as float16), 0, 1e4", got)
