@@ -61,6 +61,23 @@ const ArenaAlign = 256
 // value_info gives); the model assumes every shape is known, so give ORT
 // the shapes (exporters/onnx Options.ValueInfo) where its inference stops,
 // as after Shape → Slice → Concat → Reshape chains.
+//
+// Float16 graphs: ORT's CPU provider has no float16 kernel for most ops
+// (Conv, Gemm, pooling, normalisation, activations, arithmetic) and runs
+// them in float32 behind Casts it inserts, with float32 copies of their
+// float16 weights made at run time in the arena; the casts that cancel
+// vanish (a converter's Casts at the graph inputs and around float32
+// islands such as Resize). The rules that say which are in
+// targets/ort/float16.go; the model applies to the graph ORT really runs,
+// targets/ort.Lower, not to the float16 graph as written (on the zoo's
+// float16 variants the graph as written predicts 58% to 98% too little).
+// On that graph the rules above hold unchanged: a Cast between element
+// sizes (float16 ↔ float32) is never in place; Cast int32 → float32
+// (after ConvInteger) is. Quantized graphs (quantize_dynamic's
+// DynamicQuantizeLinear → ConvInteger/MatMulInteger → Cast → Mul) need
+// only ConvInteger's workspace (ORTWorkspace); their uint8, int8 and
+// int32 values are ordinary buffers (internal/memcheck: every fp16 and
+// dynquant zoo variant and ppocrv4_det's, predicted to the byte).
 func ORT() Options {
 	return Options{
 		Aliasing:          true,
