@@ -70,7 +70,8 @@ const ArenaAlign = 256
 // islands such as Resize). The rules that say which are in
 // targets/ort/float16.go; the model applies to the graph ORT really runs,
 // targets/ort.Lower, not to the float16 graph as written (on the zoo's
-// float16 variants the graph as written predicts 58% to 98% too little).
+// float16 variants and ppocrv4_det's the graph as written predicts 46% to
+// 98% too little).
 // On that graph the rules above hold unchanged: a Cast between element
 // sizes (float16 ↔ float32) is never in place; Cast int32 → float32
 // (after ConvInteger) is. Quantized graphs (quantize_dynamic's
