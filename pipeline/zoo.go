@@ -2,6 +2,7 @@ package pipeline
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -20,7 +21,7 @@ const ZooHelp = "zoo:NAME[:small|default][:batch=N][:res=N][:width=F][:depth=N][
 // other keys set one field of it; fp16 and dynquant convert the model as
 // onnxconverter-common's float16 converter, with float32 inputs and outputs
 // and its default op block list, and onnxruntime's quantize_dynamic write
-// it: zoo.Float16, zoo.QuantizeDynamic). A bad spec is an *OptionError.
+// it: zoo.Convert). A bad spec is an *OptionError.
 func BuildZoo(spec string) (*ir.Graph, error) {
 	parts := strings.Split(spec, ":")
 	m, ok := zoo.Lookup(parts[0])
@@ -51,7 +52,7 @@ func BuildZoo(spec string) (*ir.Graph, error) {
 			cfg = m.Small
 		case p == "default":
 			cfg = m.Default
-		case p == "fp16" || p == "dynquant":
+		case slices.Contains(zoo.Variants(), p):
 			variant = p
 		case !hasVal:
 			return nil, bad("small, default, fp16, dynquant or KEY=VALUE")
@@ -90,12 +91,7 @@ func BuildZoo(spec string) (*ir.Graph, error) {
 		if err := shapes.Infer(g, shapes.Options{File: "zoo:" + spec}); err != nil {
 			return nil, err
 		}
-		if variant == "fp16" {
-			err = zoo.Float16(g, zoo.Float16Options{KeepIOTypes: true})
-		} else {
-			err = zoo.QuantizeDynamic(g)
-		}
-		if err != nil {
+		if err := zoo.Convert(g, variant); err != nil {
 			return nil, fmt.Errorf("zoo:%s: %w", spec, err)
 		}
 	}

@@ -57,7 +57,7 @@ var variantModels = []string{
 // Default ones.
 func variantCases(size string) []modelCase {
 	var cases []modelCase
-	for _, v := range []string{"fp16", "dynquant"} {
+	for _, v := range zoo.Variants() {
 		for _, name := range variantModels {
 			spec := name + ":" + v
 			if size != "" {
@@ -194,12 +194,7 @@ func realVariantCases(real []modelCase) []modelCase {
 				if err != nil {
 					return nil, err
 				}
-				if v == "fp16" {
-					err = zoo.Float16(g, zoo.Float16Options{KeepIOTypes: true})
-				} else {
-					err = zoo.QuantizeDynamic(g)
-				}
-				if err != nil {
+				if err := zoo.Convert(g, v); err != nil {
 					return nil, err
 				}
 				return g, ir.Verify(g)

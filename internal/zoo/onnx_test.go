@@ -207,7 +207,7 @@ func TestVariantsCheckAndRun(t *testing.T) {
 	var paths []string
 	want := map[string][]int64{}
 	for _, m := range zoo.Models() {
-		for _, v := range []string{"", "fp16", "dynquant"} {
+		for _, v := range append([]string{""}, zoo.Variants()...) {
 			spec := m.Name
 			if v != "" {
 				spec += ":" + v
@@ -244,7 +244,7 @@ func TestVariantsCheckAndRun(t *testing.T) {
 	testmodels.RequireORT(t)
 	for _, m := range zoo.Models() {
 		f32 := runFiniteAt(t, m.Name, filepath.Join(dir, m.Name+".onnx"), "disabled")
-		for _, v := range []string{"fp16", "dynquant"} {
+		for _, v := range zoo.Variants() {
 			spec := m.Name + ":" + v
 			p := filepath.Join(dir, m.Name+"_"+v+".onnx")
 			y := runFiniteAt(t, spec, p, "disabled")

@@ -18,6 +18,23 @@ import (
 // inference first), and keep the names those tools give the nodes and values
 // they add, so that a runtime's profile of the written model reads the same.
 
+// Variants names the conversions Convert applies: "fp16" and "dynquant".
+func Variants() []string { return []string{"fp16", "dynquant"} }
+
+// Convert applies the named variant to g: "fp16" is Float16 with float32
+// graph inputs and outputs and the default op block list (what
+// convert_float_to_float16(model, keep_io_types=True) writes), "dynquant"
+// is QuantizeDynamic.
+func Convert(g *ir.Graph, variant string) error {
+	switch variant {
+	case "fp16":
+		return Float16(g, Float16Options{KeepIOTypes: true})
+	case "dynquant":
+		return QuantizeDynamic(g)
+	}
+	return fmt.Errorf("zoo: unknown variant %q (want one of %v)", variant, Variants())
+}
+
 // ONNX TensorProto.DataType numbers of Cast's "to" attribute.
 const (
 	onnxFloat   = 1

@@ -227,3 +227,10 @@ func TestQuantizeDynamicNeedsOpset11(t *testing.T) {
 		t.Errorf("opset 9: %v", err)
 	}
 }
+
+func TestConvertNamesItsVariants(t *testing.T) {
+	b, _ := newTyped()
+	if err := Convert(b.g, "int4"); err == nil || !strings.Contains(err.Error(), "fp16") {
+		t.Errorf("Convert(int4): %v", err)
+	}
+}
