@@ -53,6 +53,22 @@ import (
 // A float16 graph then runs with float32 activations wherever its ops have
 // no float16 kernel, plus the float32 copies of the weights those ops read
 // and the Casts that remain. Lower builds that graph.
+//
+// Measured (T = f32[1,16,64,64] = 256 KiB; bytes in use after each node's
+// outputs, as float16_test.go replays them): three float16 3×3 Conv+Relu
+// as the converter writes them run as six weight Casts (9216 + 256 bytes
+// each, all before the first Conv, 28416 in all), then a float32
+// Conv+Relu chain (peak 608768 = 2T + the Conv workspace 65536 + the
+// copies still held) and a float32 copy for the output (524288 = 2T at the
+// end); the same with Clip between the Convs runs the Clips in float32
+// (peak 609280, one shared Cast of min and of max); a Conv read by a Slice
+// that writes the output keeps the Slice in float16 behind a Cast of T/2
+// (393216 at that Cast); a Concat of a Conv and its Relu read by a Conv
+// runs in float32 (1067264 at the Concat); a Resize island between two
+// Convs vanishes (Conv, Resize, Conv, output Cast: 84480, 337152, 533760,
+// 608768). At Default sizes the float32 weight copies dominate: the
+// float16 VGG16 at 224×224 peaks at 705807104 bytes, 553 MB of it the
+// float32 copies of its weights (internal/memcheck -memcheck.default).
 
 // float16Kernels are the ops ONNX Runtime 1.30's CPU execution provider
 // runs on float16 data (measured on x86-64: a one-node model reading a
