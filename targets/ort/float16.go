@@ -67,8 +67,9 @@ import (
 // runs in float32 (1067264 at the Concat); a Resize island between two
 // Convs vanishes (Conv, Resize, Conv, output Cast: 84480, 337152, 533760,
 // 608768). At Default sizes the float32 weight copies dominate: the
-// float16 VGG16 at 224×224 peaks at 705807104 bytes, 553 MB of it the
-// float32 copies of its weights (internal/memcheck -memcheck.default).
+// float16 VGG16 at 224×224 peaks at 705807104 bytes, most of it the float32
+// copies of its 553 MB of weights, all made before its first Conv
+// (internal/memcheck -memcheck.default).
 
 // float16Kernels are the ops ONNX Runtime 1.30's CPU execution provider
 // runs on float16 data (measured on x86-64: a one-node model reading a
