@@ -4,18 +4,17 @@
 // zoo:NAME:dynquant; with -memcheck.default also at their Default
 // sizes), their training graphs (passes/autodiff, sum loss), every real
 // model of the manifest and the variants of ppocrv4_det and oww_embedding,
-// it
-// runs the model in ORT 1.30 with the arena on and the memory pattern off
-// (internal/ort.MeasureOptions, level "disabled"), takes the
-// order ORT ran the nodes in from the profile, runs memory.Simulate with
+// it runs the model in ORT 1.30 with the arena on and the memory pattern
+// off (internal/ort.MeasureOptions, level "disabled"), takes the order ORT
+// ran the nodes in from the profile, runs memory.Simulate with
 // memory.ORT() over exactly that order, and compares the predicted peak
 // with the peak ORT's arena reached. A float16 graph is simulated as the
 // graph ORT runs for it (targets/ort.Lower), whose inserted Casts the
 // profile shows.
 //
 // It is a test-only package: it needs ONNX Runtime and the real models
-// that scripts/setup.sh installs, and runs in about a second once the
-// library is loaded. Run it with
+// that scripts/setup.sh installs, and runs in under a minute (the real
+// models at their manifest sizes dominate). Run it with
 //
 //	go test ./internal/memcheck -v
 //
