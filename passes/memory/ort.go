@@ -36,9 +36,11 @@ const ArenaAlign = 256
 //     graph output).
 //   - In place over a dying same-shape input: Relu, LeakyRelu, Elu, Selu,
 //     Celu, ThresholdedRelu, Sigmoid, HardSigmoid, Tanh, Softplus,
-//     Softsign, Shrink, Clip (attribute or input bounds), Cast to a type of
-//     the same size (f32→i32 yes, f32→f16 and f32→i64 no), Softmax and
-//     LogSoftmax allocate 0 bytes. Not in place (a new T each): Abs, Neg,
+//     Softsign, Shrink, Clip (attribute or input bounds), Cast to a type
+//     of the same size (f32→i32 and i32→f32 yes, f32→f16 and f32→i64 no:
+//     a Cast of T to f16 allocates T/2, the Cast back to f32 takes a
+//     freed same-shape f32 buffer), Softmax and LogSoftmax allocate 0
+//     bytes. Not in place (a new T each): Abs, Neg,
 //     Exp, Log, Sqrt, Erf, Floor, Ceil, Round, Sign, Reciprocal, PRelu,
 //     Hardmax, Dropout, and the multi-input ops (Add, Sub, Mul, Div, Pow,
 //     Max, Min, Sum, Where), even when every input dies at the node.

@@ -146,6 +146,17 @@ func TestORTInPlaceNeedsSameElementSize(t *testing.T) {
 	if got, want := inUse(t, p.g), []int64{T, T, T, 2 * T}; !equal(got, want) {
 		t.Errorf("f32→i32: in use %v, want %v (measured)", got, want)
 	}
+	// f32→f16 is a new T/2 (ORT keeps both user Casts: the first loses
+	// precision); f16→f32 takes a's freed buffer (same element size and
+	// shape), and the f16 copy is released after it.
+	p, x = newProbe(1, 16, 64, 64)
+	a = p.op("Mul", f32(1, 16, 64, 64), x, p.s)
+	b = p.op("Cast", ir.TensorOf(ir.Float16, 1, 16, 64, 64), a)
+	c = p.op("Cast", f32(1, 16, 64, 64), b)
+	p.g.AddOutput(p.op("Mul", f32(1, 16, 64, 64), c, p.s))
+	if got, want := inUse(t, p.g), []int64{T, T + T/2, T + T/2, 2 * T}; !equal(got, want) {
+		t.Errorf("f32→f16→f32: in use %v, want %v (measured)", got, want)
+	}
 }
 
 func TestORTArenaRounding(t *testing.T) {
