@@ -326,7 +326,12 @@ func inferConcat(c *nctx) {
 		c.errf("missing required attribute axis")
 		return
 	}
-	ax := c.attrInt("axis", 1)
+	c.concatAt(idx, c.attrInt("axis", 1), dt)
+}
+
+// concatAt types output 0 as the inputs idx (of element type dt)
+// concatenated along axis ax, and folds it.
+func (c *nctx) concatAt(idx []int, ax int64, dt ir.DType) {
 	r := -1
 	for _, i := range idx {
 		if s, ok := c.shape(i); ok {
@@ -929,6 +934,13 @@ func inferTranspose(c *nctx) {
 			perm[i] = int64(r - 1 - i)
 		}
 	}
+	c.transposeBy(dt, x, perm)
+}
+
+// transposeBy types output 0 as input 0 (shape x, element type dt) with
+// its axes permuted by perm, and folds it.
+func (c *nctx) transposeBy(dt ir.DType, x []ir.Dim, perm []int64) {
+	r := len(x)
 	if len(perm) != r {
 		c.errf("perm %v has %d entries for an input of rank %d", perm, len(perm), r)
 		return
@@ -1482,12 +1494,18 @@ func inferGather(c *nctx) {
 	if data == nil {
 		return
 	}
+	c.setConst(0, gatherConst(data, is, idx.shape, a))
+}
+
+// gatherConst takes the elements of data at indices is (of shape
+// idxShape; negative ones count from the end) along axis a.
+func gatherConst(data *cval, is []int64, idxShape []int64, a int) *cval {
 	n := data.shape[a]
 	str := strides(data.shape)
-	sizes := append(append(append([]int64{}, data.shape[:a]...), idx.shape...), data.shape[a+1:]...)
-	ri := len(idx.shape)
-	istr := strides(idx.shape)
-	c.setConst(0, remap(data, data.dt, sizes, func(o []int64) int64 {
+	sizes := append(append(append([]int64{}, data.shape[:a]...), idxShape...), data.shape[a+1:]...)
+	ri := len(idxShape)
+	istr := strides(idxShape)
+	return remap(data, data.dt, sizes, func(o []int64) int64 {
 		var j int64
 		for k := range a {
 			j += o[k] * str[k]
@@ -1508,7 +1526,7 @@ func inferGather(c *nctx) {
 			j += o[k-1+ri] * str[k]
 		}
 		return j
-	}))
+	})
 }
 
 // GatherElements: the shape of indices.
@@ -1657,10 +1675,6 @@ func inferReduce(c *nctx) {
 		}
 	}
 	c.set(0, tensorType(dt, out))
-	cv := c.cstOfRank(0, len(x))
-	if cv == nil {
-		return
-	}
 	var op string
 	switch c.n.Op {
 	case "ReduceProd":
@@ -1674,13 +1688,24 @@ func inferReduce(c *nctx) {
 	default:
 		return
 	}
-	sizes, ok := tensorType(dt, out).Dims()
+	c.setConst(0, reduceConst(c.cstOfRank(0, len(x)), red, out, op))
+}
+
+// reduceConst folds the reduction op (Add, Mul, Max, Min) of cv over the
+// axes red marks, to the output shape out; nil when cv is nil or the
+// result is not known.
+func reduceConst(cv *cval, red []bool, out []ir.Dim, op string) *cval {
+	if cv == nil {
+		return nil
+	}
+	x := cv.shape
+	sizes, ok := tensorType(cv.dt, out).Dims()
 	if !ok {
-		return
+		return nil
 	}
 	res := newCval(cv.dt, sizes)
 	if res == nil {
-		return
+		return nil
 	}
 	// Accumulate every input element into its output position.
 	outStr := make([]int64, len(x)) // stride in res of each input axis (0 if reduced)
@@ -1704,7 +1729,7 @@ func inferReduce(c *nctx) {
 		} else {
 			r, ok := binElem(op, cv.dt, false, res.e[j], cv.e[k])
 			if !ok {
-				return
+				return nil
 			}
 			res.e[j] = r
 		}
@@ -1724,11 +1749,11 @@ func inferReduce(c *nctx) {
 			case "Add":
 				res.e[j] = elem{}
 			default:
-				return
+				return nil
 			}
 		}
 	}
-	c.setConst(0, res)
+	return res
 }
 
 // ArgMax, ArgMin: int64, the axis reduced (kept as 1 by default).
