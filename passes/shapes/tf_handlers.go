@@ -34,9 +34,11 @@ func tfHandler(op string) func(*nctx) {
 		"Relu6", "Rint", "Round", "Rsqrt", "Selu", "Sigmoid", "Sign", "Sin", "Sinh", "Softplus",
 		"Softsign", "Sqrt", "Square", "Tan", "Tanh", "Invert",
 		"Identity", "Snapshot", "StopGradient", "PreventGradient", "CheckNumerics",
-		"PlaceholderWithDefault", "Enter", "Exit", "NextIteration", "MatrixBandPart", "Reverse",
-		"ReverseV2", "Cumsum", "Cumprod", "RandomShuffle", "FakeQuantWithMinMaxVars":
+		"PlaceholderWithDefault", "Enter", "Exit", "NextIteration", "MatrixBandPart",
+		"Cumsum", "Cumprod", "RandomShuffle", "FakeQuantWithMinMaxVars":
 		return tfUnary
+	case "Reverse", "ReverseV2":
+		return tfReverse
 	case "IsFinite", "IsInf", "IsNan", "LogicalNot":
 		return tfToBool
 	case "Add", "AddV2", "Sub", "Mul", "Div", "RealDiv", "DivNoNan", "FloorDiv", "FloorMod", "Mod",

@@ -514,6 +514,56 @@ func tfSplit(c *nctx) {
 	}
 }
 
+// ReverseV2 (tensor, axis: the axes to reverse) and Reverse (tensor, dims:
+// a bool per axis): the tensor's type.
+func tfReverse(c *nctx) {
+	if !c.need(0, "tensor") || !c.need(1, "axis") {
+		return
+	}
+	c.set(0, tensorLike(c.typ(0)))
+	x, ok := c.shape(0)
+	if !ok {
+		return
+	}
+	rev := make([]bool, len(x))
+	list, known := c.constInts(1)
+	if !known {
+		return
+	}
+	if c.n.Op == "Reverse" {
+		if len(list) != len(x) {
+			c.errf("dims has %d entries for a tensor of rank %d", len(list), len(x))
+			return
+		}
+		for a, v := range list {
+			rev[a] = v != 0
+		}
+	} else {
+		ax, ok := c.axes(list, len(x), "axis")
+		if !ok {
+			return
+		}
+		for _, a := range ax {
+			rev[a] = true
+		}
+	}
+	cv := c.cstOfRank(0, len(x))
+	if cv == nil {
+		return
+	}
+	str := strides(cv.shape)
+	c.setConst(0, remap(cv, cv.dt, cv.shape, func(idx []int64) int64 {
+		var j int64
+		for a, i := range idx {
+			if rev[a] {
+				i = cv.shape[a] - 1 - i
+			}
+			j += i * str[a]
+		}
+		return j
+	}))
+}
+
 // Slice (input, begin, size): size -1 takes the rest of an axis.
 func tfSlice(c *nctx) {
 	if !c.need(0, "input") || !c.need(1, "begin") || !c.need(2, "size") {
