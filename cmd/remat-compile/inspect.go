@@ -26,7 +26,7 @@ type inspectOptions struct {
 func inspectCmd() *command {
 	return &command{
 		name:  "inspect",
-		usage: "[-input-shape name=DIMS] [-dim sym=N] [-profile NAME|file.yaml] [-json] model.onnx",
+		usage: "[-input-shape name=DIMS] [-dim sym=N] [-profile NAME|file.yaml] [-json] model.onnx|graph.pb|model.json",
 		short: "Print a model's size, op histogram, parameter and activation bytes, and peak memory in its file order; with -profile, every node's predicted seconds and where the number comes from (measured, fitted, datasheet).",
 		setup: func(fs *flag.FlagSet) func(context.Context, []string, *Streams) error {
 			o := &inspectOptions{}
