@@ -173,7 +173,7 @@ var (
 	fuzzInts   = []int64{-5, -2, -1, 0, 1, 2, 3, 4, 9, 1 << 40}
 	fuzzStrs   = []string{"", "NOTSET", "SAME_UPPER", "VALID", "bidirectional", "linear", "CRD", "constant", "i,i->", "ab,bc->ac", "...i->i", "LEFT", "x",
 		"NHWC", "NCHW", "NDHWC", "NCW", "SAME", "EXPLICIT", "DT_FLOAT", "DT_INT64", "DT_INT32", "DT_BOOL", "REFLECT", "SYMMETRIC"}
-	fuzzAttrs  = []string{"axis", "axes", "perm", "kernel_shape", "strides", "pads", "dilations", "group", "split", "starts", "ends",
+	fuzzAttrs = []string{"axis", "axes", "perm", "kernel_shape", "strides", "pads", "dilations", "group", "split", "starts", "ends",
 		"to", "blocksize", "keepdims", "equation", "direction", "mode", "hidden_size", "value", "auto_pad", "ceil_mode", "output_shape",
 		"output_padding", "num_outputs", "allowzero", "batch_dims", "k", "shape", "dtype", "start", "end", "num_scan_inputs", "layout",
 		"training_mode", "noop_with_empty_axes", "scales", "sizes", "num_groups", "size", "value_ints", "value_float", "then_branch",
