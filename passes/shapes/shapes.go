@@ -1,5 +1,7 @@
 // Package shapes infers the element type and shape of every value of a
-// graph, ONNX operator by operator, following the opset the graph imports.
+// graph, ONNX operator by operator, following the opset the graph imports,
+// and TensorFlow op by op (the ir.TFDomain domain, with TensorFlow's
+// attributes and layouts: tf_handlers.go).
 //
 // Sizes computed inside the graph (Shape → Gather → Concat → Reshape, Shape
 // → Slice → Cast → Mul → Resize, …) are folded on the side so that they
