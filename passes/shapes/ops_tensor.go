@@ -733,7 +733,15 @@ func inferReshape(c *nctx) {
 			return
 		}
 	}
-	allowZero := c.opset >= 14 && c.attrInt("allowzero", 0) != 0
+	c.reshapeTo(dt, dims, raw, c.opset >= 14 && c.attrInt("allowzero", 0) != 0)
+}
+
+// reshapeTo types output 0 as input 0 (of element type dt) reshaped to
+// the shape an input gives (dims and raw as shapeArg reads them): one -1
+// takes the remaining size, and a 0 copies the input's size unless
+// allowZero, which makes it a size of 0 (as TensorFlow's Reshape always
+// does). It folds the value.
+func (c *nctx) reshapeTo(dt ir.DType, dims []ir.Dim, raw []elem, allowZero bool) {
 	x, xok := c.shape(0)
 	out := make([]ir.Dim, len(dims))
 	infer := -1
@@ -768,7 +776,7 @@ func inferReshape(c *nctx) {
 	if allowZero && infer >= 0 {
 		for _, e := range raw {
 			if e.sym == "" && e.i == 0 {
-				c.errf("shape %s has both 0 and -1 with allowzero", rawString(raw))
+				c.errf("shape %s has both 0 and -1 (with allowzero): the -1 cannot be inferred", rawString(raw))
 				return
 			}
 		}
@@ -789,12 +797,18 @@ func inferReshape(c *nctx) {
 		}
 	}
 	c.set(0, tensorType(dt, out))
-	if cv := c.cst(0); cv != nil {
-		if sizes, ok := tensorType(dt, out).Dims(); ok {
-			if n, ok := numel(sizes); ok && n == int64(len(cv.e)) {
-				c.setConst(0, reshaped(cv, sizes))
-			}
-		}
+	c.foldReshape(out)
+}
+
+// foldReshape gives output 0 the value of input 0, when it is known, under
+// the shape out (a Reshape, Squeeze, ExpandDims: the same elements).
+func (c *nctx) foldReshape(out []ir.Dim) {
+	cv := c.cst(0)
+	if cv == nil {
+		return
+	}
+	if sizes, ok := tensorType(cv.dt, out).Dims(); ok {
+		c.setConst(0, reshaped(cv, sizes))
 	}
 }
 
@@ -1021,11 +1035,7 @@ func inferSqueeze(c *nctx) {
 		}
 	}
 	c.set(0, tensorType(dt, out))
-	if cv := c.cst(0); cv != nil {
-		if sizes, ok := tensorType(dt, out).Dims(); ok {
-			c.setConst(0, reshaped(cv, sizes))
-		}
-	}
+	c.foldReshape(out)
 }
 
 // Unsqueeze: axes (of the output) are an attribute before 13, an input
@@ -1072,11 +1082,7 @@ func inferUnsqueeze(c *nctx) {
 		j++
 	}
 	c.set(0, tensorType(dt, out))
-	if cv := c.cst(0); cv != nil {
-		if sizes, ok := tensorType(dt, out).Dims(); ok {
-			c.setConst(0, reshaped(cv, sizes))
-		}
-	}
+	c.foldReshape(out)
 }
 
 // Expand: bidirectional broadcast of the input and the shape input.

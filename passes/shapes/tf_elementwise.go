@@ -196,49 +196,55 @@ func tfBinElem(op string, dt ir.DType, a, b elem) (elem, bool) {
 	return elem{}, false
 }
 
-// AddN: N inputs of one shape (TensorFlow does not broadcast them).
-func tfAddN(c *nctx) {
+// tfEqualShapes reads the N inputs of a variadic op that takes tensors of
+// one shape (AddN, Pack): their element type and their common shape
+// (ranked false when no input's rank is known; output 0 is then typed
+// unknown). ok is false after an error.
+func (c *nctx) tfEqualShapes() (dt ir.DType, shape []ir.Dim, ranked, ok bool) {
 	idx := make([]int, len(c.n.Inputs))
 	for i := range idx {
 		if !c.need(i, "inputs") {
-			return
+			return dt, nil, false, false
 		}
 		idx[i] = i
 	}
-	dt, ok := c.tfSameType(idx...)
-	if !ok {
-		return
+	if dt, ok = c.tfSameType(idx...); !ok {
+		return dt, nil, false, false
 	}
-	var out []ir.Dim
-	ranked := false
 	for _, i := range idx {
 		s, ok := c.shape(i)
 		if !ok {
 			continue
 		}
 		if !ranked {
-			out, ranked = cloneDims(s), true
+			shape, ranked = cloneDims(s), true
 			continue
 		}
-		if len(s) != len(out) {
-			c.errf("input %d has shape %s, input 0 %s: AddN needs equal shapes", i, shapeString(s), shapeString(out))
-			return
+		same := len(s) == len(shape)
+		for k := 0; same && k < len(s); k++ {
+			same = !conflict(shape[k], s[k])
+			shape[k] = unify(shape[k], s[k])
 		}
-		for k := range s {
-			if conflict(out[k], s[k]) {
-				c.errf("input %d has shape %s, input 0 %s: AddN needs equal shapes", i, shapeString(s), shapeString(out))
-				return
-			}
-			out[k] = unify(out[k], s[k])
+		if !same {
+			c.errf("input %d has shape %s, input 0 %s: %s needs equal shapes", i, shapeString(s), shapeString(shape), c.n.Op)
+			return dt, nil, false, false
 		}
 	}
 	if !ranked {
 		c.set(0, unknownType(dt))
+	}
+	return dt, shape, ranked, true
+}
+
+// AddN: N inputs of one shape (TensorFlow does not broadcast them).
+func tfAddN(c *nctx) {
+	dt, out, ranked, ok := c.tfEqualShapes()
+	if !ok || !ranked {
 		return
 	}
 	c.set(0, tensorType(dt, out))
 	acc := castCval(c.cst(0), dt)
-	for i := 1; i < len(idx) && acc != nil; i++ {
+	for i := 1; i < len(c.n.Inputs) && acc != nil; i++ {
 		b := castCval(c.cst(i), dt)
 		if b == nil {
 			return
@@ -324,18 +330,28 @@ func tfClip(c *nctx) {
 	c.set(0, withDType(c.typ(0), dt))
 }
 
-// Select (v1): condition of t's shape, or a vector over t's first axis (a
-// scalar for scalar t); the output is t's shape.
-func tfSelect(c *nctx) {
+// tfSelectArgs checks the inputs of Select and SelectV2 (condition, t, e)
+// and returns the element type of t and e.
+func (c *nctx) tfSelectArgs() (ir.DType, bool) {
 	if !c.need(0, "condition") || !c.need(1, "t") || !c.need(2, "e") {
-		return
+		return ir.Undefined, false
 	}
 	dt, ok := c.tfSameType(1, 2)
 	if !ok {
-		return
+		return dt, false
 	}
 	if d := c.dtype(0); d.Valid() && d != ir.Bool {
 		c.errf("condition has element type %s, want bool", d)
+		return dt, false
+	}
+	return dt, true
+}
+
+// Select (v1): condition of t's shape, or a vector over t's first axis (a
+// scalar for scalar t); the output is t's shape.
+func tfSelect(c *nctx) {
+	dt, ok := c.tfSelectArgs()
+	if !ok {
 		return
 	}
 	t, tok := c.shape(1)
@@ -392,15 +408,8 @@ func tfSelect(c *nctx) {
 
 // SelectV2: condition, t and e broadcast together.
 func tfSelectV2(c *nctx) {
-	if !c.need(0, "condition") || !c.need(1, "t") || !c.need(2, "e") {
-		return
-	}
-	dt, ok := c.tfSameType(1, 2)
+	dt, ok := c.tfSelectArgs()
 	if !ok {
-		return
-	}
-	if d := c.dtype(0); d.Valid() && d != ir.Bool {
-		c.errf("condition has element type %s, want bool", d)
 		return
 	}
 	dims, ok := c.broadcastInputs(0, 1, 2)
@@ -445,10 +454,7 @@ func tfCast(c *nctx) {
 		c.errf("missing required attribute DstT")
 		return
 	}
-	c.set(0, withDType(c.typ(0), to))
-	if cv := c.cst(0); cv != nil && foldable(to) {
-		c.setConst(0, castCval(cv, to))
-	}
+	c.castTo(to)
 }
 
 // Complex (real, imag → Tout, complex64 by default), ComplexAbs, Real,

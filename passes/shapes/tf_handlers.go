@@ -97,7 +97,7 @@ func tfHandler(op string) func(*nctx) {
 	case "BatchMatMul", "BatchMatMulV2", "BatchMatMulV3":
 		return tfBatchMatMul
 	case "Einsum":
-		return tfEinsum
+		return inferEinsum // as ONNX's
 	case "FusedBatchNorm", "FusedBatchNormV2", "FusedBatchNormV3":
 		return tfFusedBatchNorm
 	case "ResizeBilinear", "ResizeNearestNeighbor":
@@ -157,7 +157,7 @@ func tfHandler(op string) func(*nctx) {
 	case "Pad", "PadV2", "MirrorPad":
 		return tfPad
 	case "Tile":
-		return tfTile
+		return inferTile // (input, multiples) as ONNX's (input, repeats)
 	case "Gather", "GatherV2":
 		return tfGather
 	case "GatherNd":
@@ -173,7 +173,7 @@ func tfHandler(op string) func(*nctx) {
 	case "Fill":
 		return tfFill
 	case "Range":
-		return tfRange
+		return inferRange // as ONNX's
 	case "LinSpace":
 		return tfLinSpace
 	case "BroadcastTo":

@@ -514,8 +514,6 @@ func tfBatchMatMul(c *nctx) {
 	c.set(0, tensorType(dt, out))
 }
 
-func tfEinsum(c *nctx) { inferEinsum(c) }
-
 // FusedBatchNorm (V2, V3): y has x's shape; batch_mean, batch_variance and
 // the reserve spaces are [C] of the parameters' type (U). V3's sixth
 // output, reserve_space_3, is an empty [0] on the CPU kernel (TensorFlow

@@ -112,13 +112,17 @@ func tfRank(c *nctx) {
 	}
 }
 
-// Reshape (tensor, shape): one -1 takes the remaining size; unlike ONNX's,
-// a 0 is a size of 0.
+// Reshape (tensor, shape: a vector): one -1 takes the remaining size;
+// unlike ONNX's (without allowzero), a 0 is a size of 0.
 func tfReshape(c *nctx) {
 	if !c.need(0, "tensor") || !c.need(1, "shape") {
 		return
 	}
 	dt := c.inDType(0, "T")
+	if s, ok := c.shape(1); ok && len(s) != 1 {
+		c.errf("shape must be a vector, has shape %s", shapeString(s))
+		return
+	}
 	dims, raw, _ := c.shapeArg(1)
 	switch {
 	case dims == nil:
@@ -128,50 +132,7 @@ func tfReshape(c *nctx) {
 		c.set(0, tensorType(dt, dims))
 		return
 	}
-	out := make([]ir.Dim, len(dims))
-	infer := -1
-	for k, e := range raw {
-		switch {
-		case e.sym != "":
-			out[k] = dims[k]
-		case e.i == -1:
-			if infer >= 0 {
-				c.errf("shape %s has more than one -1", rawString(raw))
-				return
-			}
-			infer, out[k] = k, ir.UnknownDim
-		case e.i < -1:
-			c.errf("shape %s has a negative size %d", rawString(raw), e.i)
-			return
-		default:
-			out[k] = ir.D(e.i)
-		}
-	}
-	if x, ok := c.shape(0); ok {
-		if infer >= 0 {
-			out[infer] = inferredDim(x, out, infer)
-			if out[infer].Size == -2 {
-				c.errf("cannot reshape %s into %s: the sizes do not divide", shapeString(x), rawString(raw))
-				return
-			}
-		} else if pi, po := dimProd(x), dimProd(out); pi.Known() && po.Known() && pi.Size != po.Size {
-			c.errf("cannot reshape %s (%d elements) into %s (%d elements)", shapeString(x), pi.Size, shapeString(out), po.Size)
-			return
-		}
-	}
-	c.set(0, tensorType(dt, out))
-	c.foldReshape(out)
-}
-
-// foldReshape gives output 0 the value of input 0 under the shape out.
-func (c *nctx) foldReshape(out []ir.Dim) {
-	cv := c.cst(0)
-	if cv == nil {
-		return
-	}
-	if sizes, ok := tensorType(cv.dt, out).Dims(); ok {
-		c.setConst(0, reshaped(cv, sizes))
-	}
+	c.reshapeTo(dt, dims, raw, true)
 }
 
 // Squeeze: squeeze_dims (the axes to drop, each of size 1), or every axis
@@ -320,42 +281,8 @@ func tfConcat(c *nctx) {
 // in [-rank-1, rank].
 func tfPack(c *nctx) {
 	n := len(c.n.Inputs)
-	idx := make([]int, n)
-	for i := range idx {
-		if !c.need(i, "values") {
-			return
-		}
-		idx[i] = i
-	}
-	dt, ok := c.tfSameType(idx...)
-	if !ok {
-		return
-	}
-	var x []ir.Dim
-	ranked := false
-	for _, i := range idx {
-		s, ok := c.shape(i)
-		if !ok {
-			continue
-		}
-		if !ranked {
-			x, ranked = cloneDims(s), true
-			continue
-		}
-		if len(s) != len(x) {
-			c.errf("input %d has shape %s, input 0 %s: Pack needs equal shapes", i, shapeString(s), shapeString(x))
-			return
-		}
-		for k := range s {
-			if conflict(x[k], s[k]) {
-				c.errf("input %d has shape %s, input 0 %s: Pack needs equal shapes", i, shapeString(s), shapeString(x))
-				return
-			}
-			x[k] = unify(x[k], s[k])
-		}
-	}
-	if !ranked {
-		c.set(0, unknownType(dt))
+	dt, x, ranked, ok := c.tfEqualShapes()
+	if !ok || !ranked {
 		return
 	}
 	a, ok := c.axis(c.attrInt("axis", 0), len(x)+1, "axis")
@@ -366,8 +293,8 @@ func tfPack(c *nctx) {
 	c.set(0, tensorType(dt, out))
 	// Fold: each value with a 1 inserted at the axis, concatenated.
 	cvs := make([]*cval, n)
-	for k, i := range idx {
-		cv := castCval(c.cst(i), dt)
+	for k := range cvs {
+		cv := castCval(c.cst(k), dt)
 		if cv == nil || cv.rank() != len(x) {
 			return
 		}
@@ -689,52 +616,6 @@ func tfPad(c *nctx) {
 	c.set(0, tensorType(dt, out))
 }
 
-// Tile (input, multiples).
-func tfTile(c *nctx) {
-	if !c.need(0, "input") || !c.need(1, "multiples") {
-		return
-	}
-	dt := c.inDType(0, "T")
-	x, xok := c.shape(0)
-	m, known := c.constInts(1)
-	switch {
-	case !xok:
-		c.set(0, unknownType(dt))
-		return
-	case !known:
-		c.set(0, tensorType(dt, unknownDims(len(x))))
-		return
-	case len(m) != len(x):
-		c.errf("multiples %v has %d entries for an input of rank %d", m, len(m), len(x))
-		return
-	}
-	out := make([]ir.Dim, len(x))
-	for k, d := range x {
-		if m[k] < 0 {
-			c.errf("multiples %v has a negative entry", m)
-			return
-		}
-		out[k] = dimMul(d, ir.D(m[k]))
-	}
-	c.set(0, tensorType(dt, out))
-	cv := c.cstOfRank(0, len(x))
-	if cv == nil {
-		return
-	}
-	sizes, ok := tensorType(dt, out).Dims()
-	if !ok {
-		return
-	}
-	str := strides(cv.shape)
-	c.setConst(0, remap(cv, cv.dt, sizes, func(idx []int64) int64 {
-		var j int64
-		for a, i := range idx {
-			j += (i % cv.shape[a]) * str[a]
-		}
-		return j
-	}))
-}
-
 // Gather (params, indices) and GatherV2 (params, indices, axis; batch_dims):
 // params[:axis] + indices[batch_dims:] + params[axis+1:].
 func tfGather(c *nctx) {
@@ -939,11 +820,6 @@ func tfFill(c *nctx) {
 			c.setConst(0, cv)
 		}
 	}
-}
-
-// Range (start, limit, delta): as ONNX's Range.
-func tfRange(c *nctx) {
-	inferRange(c)
 }
 
 // LinSpace (start, stop, num): [num] of start's type.

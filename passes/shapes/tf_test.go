@@ -228,6 +228,7 @@ var tfCases = []tfCase{
 	{name: "Reshape -1", op: "Reshape", in: args(in("x", "f32[2,3,4]"), c32("s", -1, 4)), want: want("f32[6,4]")},
 	{name: "Reshape 0 is a size (ONNX would copy the 2)", op: "Reshape", in: args(in("x", "f32[2,0]"), c32("s", 0, 7)), want: want("f32[0,7]")},
 	{name: "Reshape element count", op: "Reshape", in: args(in("x", "f32[2,3,4]"), c32("s", 5, 5)), want: want("err:cannot reshape")},
+	{name: "Reshape scalar shape", op: "Reshape", in: args(in("x", "f32[2,3,4]"), c32s("s", -1)), want: want("err:shape must be a vector")},
 	{name: "Reshape two -1", op: "Reshape", in: args(in("x", "f32[2,3,4]"), c32("s", -1, -1)), want: want("err:more than one -1")},
 	{name: "Reshape symbolic", op: "Reshape", in: args(in("x", "f32[batch,3,4]"), c32("s", -1, 12)), want: want("f32[batch,12]")},
 	{name: "Squeeze squeeze_dims", op: "Squeeze", in: x4("f32[1,3,1]"), attrs: attrs(ints("squeeze_dims", 0)), want: want("f32[3,1]")},
