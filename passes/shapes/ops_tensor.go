@@ -1003,35 +1003,40 @@ func inferSqueeze(c *nctx) {
 		c.set(0, unknownType(dt))
 		return
 	}
-	var out []ir.Dim
+	c.squeeze(dt, x, axes, present, "axis")
+}
+
+// squeeze types output 0 as input 0 (shape x, element type dt) without
+// the listed axes, each of size 1, or, when none are listed (present
+// false), without every axis of size 1 (of unknown rank when a size is not
+// known: a symbol may be 1 at run time). It folds the value.
+func (c *nctx) squeeze(dt ir.DType, x []ir.Dim, axes []int64, present bool, what string) {
+	drop := make([]bool, len(x))
 	if !present {
-		for _, d := range x {
+		for i, d := range x {
 			if !d.Known() {
-				// A symbolic size may be 1 at run time.
 				c.set(0, unknownType(dt))
 				return
 			}
-			if d.Size != 1 {
-				out = append(out, d)
-			}
+			drop[i] = d.Size == 1
 		}
 	} else {
-		ax, ok := c.axes(axes, len(x), "axis")
+		ax, ok := c.axes(axes, len(x), what)
 		if !ok {
 			return
 		}
-		drop := make([]bool, len(x))
 		for _, a := range ax {
-			if x[a].Known() && x[a].Size != 1 {
+			if conflict(x[a], ir.D(1)) {
 				c.errf("cannot squeeze axis %d of size %d", a, x[a].Size)
 				return
 			}
 			drop[a] = true
 		}
-		for i, d := range x {
-			if !drop[i] {
-				out = append(out, d)
-			}
+	}
+	var out []ir.Dim
+	for i, d := range x {
+		if !drop[i] {
+			out = append(out, d)
 		}
 	}
 	c.set(0, tensorType(dt, out))

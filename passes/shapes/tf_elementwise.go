@@ -292,24 +292,6 @@ func tfBiasAdd(c *nctx) {
 	c.set(0, tensorType(dt, out))
 }
 
-// Prelu (TensorFlow.js's fused form): x and alpha broadcast, the shape of
-// x.
-func tfPrelu(c *nctx) {
-	if !c.need(0, "x") || !c.need(1, "alpha") {
-		return
-	}
-	dt, ok := c.tfSameType(0, 1)
-	if !ok {
-		return
-	}
-	dims, ok := c.broadcastInputs(0, 1)
-	if !ok {
-		c.set(0, unknownType(dt))
-		return
-	}
-	c.set(0, tensorType(dt, cloneDims(dims)))
-}
-
 // ClipByValue: t, and bounds that are scalars or t's shape.
 func tfClip(c *nctx) {
 	if !c.need(0, "t") || !c.need(1, "clip_value_min") || !c.need(2, "clip_value_max") {

@@ -51,7 +51,7 @@ func tfHandler(op string) func(*nctx) {
 	case "BiasAdd":
 		return tfBiasAdd
 	case "Prelu":
-		return tfPrelu
+		return inferPRelu // x and alpha broadcast, as ONNX's PRelu
 	case "ClipByValue":
 		return tfClip
 	case "Select":

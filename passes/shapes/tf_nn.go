@@ -120,13 +120,7 @@ func (c *nctx) tfConvInputs(def string) (x, f []ir.Dim, l layout, w window, out 
 	if !fok {
 		f = unknownDims(n + 2)
 	}
-	kernel := make([]int64, n)
-	for i := range kernel {
-		kernel[i] = -1
-		if f[i].Known() {
-			kernel[i] = f[i].Size
-		}
-	}
+	kernel := kernelSizes(f, n)
 	if w, ok = c.tfWindow(l, r, kernel, "dilations"); !ok {
 		return
 	}
@@ -139,6 +133,18 @@ func (c *nctx) tfConvInputs(def string) (x, f []ir.Dim, l layout, w window, out 
 		return nil, nil, l, w, nil, false
 	}
 	return x, f, l, w, out, true
+}
+
+// kernelSizes are the first n sizes of a filter f, -1 for an unknown one.
+func kernelSizes(f []ir.Dim, n int) []int64 {
+	k := make([]int64, n)
+	for i := range k {
+		k[i] = -1
+		if f[i].Known() {
+			k[i] = f[i].Size
+		}
+	}
+	return k
 }
 
 // Conv2D, _FusedConv2D, Conv3D: input [N, spatial…, C] (or NCHW), filter
@@ -226,12 +232,7 @@ func tfConvBackpropInput(c *nctx) {
 	if !fok {
 		f = unknownDims(4)
 	}
-	kernel := []int64{-1, -1}
-	for i := range kernel {
-		if f[i].Known() {
-			kernel[i] = f[i].Size
-		}
-	}
+	kernel := kernelSizes(f, 2)
 	w, ok := c.tfWindow(l, 4, kernel, "dilations")
 	if !ok {
 		return
@@ -313,12 +314,7 @@ func tfDilation2D(c *nctx) {
 	if !fok {
 		f = unknownDims(3)
 	}
-	kernel := []int64{-1, -1}
-	for i := range kernel {
-		if f[i].Known() {
-			kernel[i] = f[i].Size
-		}
-	}
+	kernel := kernelSizes(f, 2)
 	w, ok := c.tfWindow(l, 4, kernel, "rates")
 	if !ok {
 		return

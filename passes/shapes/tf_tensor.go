@@ -151,36 +151,7 @@ func tfSqueeze(c *nctx) {
 		c.set(0, unknownType(dt))
 		return
 	}
-	drop := make([]bool, len(x))
-	if len(axes) == 0 {
-		for i, d := range x {
-			if !d.Known() {
-				c.set(0, unknownType(dt)) // a symbolic size may be 1
-				return
-			}
-			drop[i] = d.Size == 1
-		}
-	} else {
-		ax, ok := c.axes(axes, len(x), "squeeze_dims entry")
-		if !ok {
-			return
-		}
-		for _, a := range ax {
-			if conflict(x[a], ir.D(1)) {
-				c.errf("cannot squeeze axis %d of size %d", a, x[a].Size)
-				return
-			}
-			drop[a] = true
-		}
-	}
-	var out []ir.Dim
-	for i, d := range x {
-		if !drop[i] {
-			out = append(out, d)
-		}
-	}
-	c.set(0, tensorType(dt, out))
-	c.foldReshape(out)
+	c.squeeze(dt, x, axes, len(axes) > 0, "squeeze_dims entry")
 }
 
 // ExpandDims (input, dim): a 1 inserted at dim, in [-rank-1, rank].
