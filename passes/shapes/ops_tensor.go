@@ -517,15 +517,21 @@ func inferSplit(c *nctx) {
 			return
 		}
 	}
-	cv := c.cstOfRank(0, len(x))
+	c.splitOutputs(0, dt, x, a, sizes)
+}
+
+// splitOutputs types the outputs of a split of input vi (shape x, element
+// type dt) along axis a into parts of the given sizes, and folds them.
+func (c *nctx) splitOutputs(vi int, dt ir.DType, x []ir.Dim, a int, sizes []ir.Dim) {
+	cv := c.cstOfRank(vi, len(x))
 	off := int64(0)
-	for i := range nout {
+	for i, size := range sizes {
 		o := cloneDims(x)
-		o[a] = sizes[i]
+		o[a] = size
 		c.set(i, tensorType(dt, o))
-		if cv != nil && sizes[i].Known() {
-			c.setConst(i, sliceConst(cv, []int{a}, []int64{off}, []int64{1}, []int64{sizes[i].Size}))
-			off += sizes[i].Size
+		if cv != nil && size.Known() {
+			c.setConst(i, sliceConst(cv, []int{a}, []int64{off}, []int64{1}, []int64{size.Size}))
+			off += size.Size
 		} else {
 			cv = nil
 		}

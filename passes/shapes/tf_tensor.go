@@ -397,19 +397,7 @@ func tfSplit(c *nctx) {
 			}
 		}
 	}
-	cv := c.cstOfRank(vi, len(x))
-	off := int64(0)
-	for i := range nout {
-		out := cloneDims(x)
-		out[a] = sizes[i]
-		c.set(i, tensorType(dt, out))
-		if cv != nil && sizes[i].Known() {
-			c.setConst(i, sliceConst(cv, []int{a}, []int64{off}, []int64{1}, []int64{sizes[i].Size}))
-			off += sizes[i].Size
-		} else {
-			cv = nil
-		}
-	}
+	c.splitOutputs(vi, dt, x, a, sizes)
 }
 
 // ReverseV2 (tensor, axis: the axes to reverse) and Reverse (tensor, dims:
