@@ -22,6 +22,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -197,13 +198,13 @@ func checkOverrides(g *ir.Graph, inputShapes map[string][]ir.Dim, dims map[strin
 	for _, v := range g.Inputs {
 		names = append(names, v.Name)
 	}
-	for _, name := range sortedKeys(inputShapes) {
+	for _, name := range slices.Sorted(maps.Keys(inputShapes)) {
 		if !slices.Contains(names, name) {
 			return fmt.Errorf("-input-shape %s: the model has no input %q; its inputs are %s", name, name, strings.Join(names, ", "))
 		}
 	}
 	syms := shapes.Symbols(g)
-	for _, name := range sortedKeys(dims) {
+	for _, name := range slices.Sorted(maps.Keys(dims)) {
 		if !slices.Contains(syms, name) {
 			have := "none"
 			if len(syms) > 0 {
@@ -213,14 +214,4 @@ func checkOverrides(g *ir.Graph, inputShapes map[string][]ir.Dim, dims map[strin
 		}
 	}
 	return nil
-}
-
-// sortedKeys returns a map's keys in order.
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	return keys
 }

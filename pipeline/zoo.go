@@ -2,21 +2,26 @@ package pipeline
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
 	"github.com/remat-compile/remat/internal/zoo"
 	"github.com/remat-compile/remat/ir"
+	"github.com/remat-compile/remat/passes/shapes"
 )
 
 // ZooHelp documents the "zoo:" source syntax Load accepts in place of a
 // model file.
-const ZooHelp = "zoo:NAME[:small|default][:batch=N][:res=N][:width=F][:depth=N][:classes=N][:seed=N]"
+const ZooHelp = "zoo:NAME[:small|default][:batch=N][:res=N][:width=F][:depth=N][:classes=N][:seed=N][:fp16|:dynquant]"
 
 // BuildZoo builds the zoo model that spec (without the "zoo:" prefix)
 // names: NAME, then options applied left to right to its Small
 // configuration (small and default select a whole configuration; the
-// other keys set one field of it). A bad spec is an *OptionError.
+// other keys set one field of it; fp16 and dynquant convert the model as
+// onnxconverter-common's float16 converter, with float32 inputs and outputs
+// and its default op block list, and onnxruntime's quantize_dynamic write
+// it: zoo.Convert). A bad spec is an *OptionError.
 func BuildZoo(spec string) (*ir.Graph, error) {
 	parts := strings.Split(spec, ":")
 	m, ok := zoo.Lookup(parts[0])
@@ -28,6 +33,7 @@ func BuildZoo(spec string) (*ir.Graph, error) {
 		return nil, optionErrorf("zoo:%s: unknown model; the zoo has %s", parts[0], strings.Join(names, ", "))
 	}
 	cfg := m.Small
+	variant := ""
 	for _, p := range parts[1:] {
 		key, val, hasVal := strings.Cut(p, "=")
 		bad := func(want string) error {
@@ -46,8 +52,10 @@ func BuildZoo(spec string) (*ir.Graph, error) {
 			cfg = m.Small
 		case p == "default":
 			cfg = m.Default
+		case slices.Contains(zoo.Variants(), p):
+			variant = p
 		case !hasVal:
-			return nil, bad("small, default or KEY=VALUE")
+			return nil, bad("small, default, fp16, dynquant or KEY=VALUE")
 		case key == "batch":
 			cfg.Batch, err = positive(1 << 16)
 		case key == "res":
@@ -78,6 +86,14 @@ func BuildZoo(spec string) (*ir.Graph, error) {
 	g, err := m.Build(cfg)
 	if err != nil {
 		return nil, fmt.Errorf("zoo:%s: %w", spec, err)
+	}
+	if variant != "" {
+		if err := shapes.Infer(g, shapes.Options{File: "zoo:" + spec}); err != nil {
+			return nil, err
+		}
+		if err := zoo.Convert(g, variant); err != nil {
+			return nil, fmt.Errorf("zoo:%s: %w", spec, err)
+		}
 	}
 	return g, nil
 }

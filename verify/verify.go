@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"os"
 	"path/filepath"
@@ -108,6 +109,9 @@ type Measure struct {
 	// warm-up run excluded), with the profiler on.
 	MedianRunTimeMS float64   `json:"median_run_time_ms"`
 	RunTimesMS      []float64 `json:"run_times_ms"`
+	// Nodes is the memory after each kernel of the first run, in the
+	// order ORT ran them (Options.NodeMemory; empty otherwise).
+	Nodes []NodeMemory `json:"nodes,omitempty"`
 }
 
 // OutputReport compares one graph output.
@@ -162,6 +166,8 @@ type Options struct {
 	// values (a sample rate).
 	InputShapes map[string][]int64
 	InputValues map[string]int64
+	// NodeMemory records each kernel's memory in Measure.Nodes.
+	NodeMemory bool
 }
 
 // Run runs the original model and its rematerialized rewrite in ONNX
@@ -230,7 +236,7 @@ func Run(ctx context.Context, origPath, rematPath string, o Options) (*Report, e
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		lr, err := verifyLevel(level, origPath, rematPath, inputs, o.Runs, plan)
+		lr, err := verifyLevel(level, origPath, rematPath, inputs, o.Runs, plan, o.NodeMemory)
 		if err != nil {
 			return nil, err
 		}
@@ -331,7 +337,7 @@ func verifyInputs(path string, infos []ort.ValueInfo, seed uint64, shapes map[st
 		names = append(names, in.Name)
 	}
 	for _, m := range []map[string]bool{keysOf(shapes), keysOf(values)} {
-		for _, name := range sortedKeys(m) {
+		for _, name := range slices.Sorted(maps.Keys(m)) {
 			if !slices.Contains(names, name) {
 				return nil, fmt.Errorf("verify: %s has no input %q; its inputs are %s", filepath.Base(path), name, strings.Join(names, ", "))
 			}
@@ -341,7 +347,7 @@ func verifyInputs(path string, infos []ort.ValueInfo, seed uint64, shapes map[st
 	if err != nil {
 		return nil, fmt.Errorf("verify: %w (give the shapes of inputs with dynamic dimensions with -input-shape)", err)
 	}
-	for _, name := range sortedKeys(values) {
+	for _, name := range slices.Sorted(maps.Keys(values)) {
 		t, err := ort.Filled(inputs[name].DType, inputs[name].Shape, values[name])
 		if err != nil {
 			return nil, fmt.Errorf("verify: -input-value %s: %w", name, err)
@@ -422,7 +428,7 @@ func hasMetadataKey(path string) (bool, error) {
 }
 
 // verifyLevel runs both models at one level and checks them.
-func verifyLevel(level, origPath, rematPath string, inputs map[string]ort.Tensor, runs int, p *metadataPlan) (*LevelReport, error) {
+func verifyLevel(level, origPath, rematPath string, inputs map[string]ort.Tensor, runs int, p *metadataPlan, nodeMemory bool) (*LevelReport, error) {
 	// One warm-up run more than asked: the profile is the first run's
 	// (the arena statistics are running values), the run time the median
 	// of the others.
@@ -446,10 +452,10 @@ func verifyLevel(level, origPath, rematPath string, inputs map[string]ort.Tensor
 		}
 		lr.Outputs = append(lr.Outputs, or)
 	}
-	if lr.Orig, err = measure(orig); err != nil {
+	if lr.Orig, err = measure(orig, nodeMemory); err != nil {
 		return nil, fmt.Errorf("verify: the original model at level %s: %w", level, err)
 	}
-	if lr.Rematted, err = measure(rw); err != nil {
+	if lr.Rematted, err = measure(rw, nodeMemory); err != nil {
 		return nil, fmt.Errorf("verify: the remat model at level %s: %w", level, err)
 	}
 	lr.ReductionBytes = lr.Orig.PeakBytes - lr.Rematted.PeakBytes
@@ -500,8 +506,8 @@ func verifyLevel(level, origPath, rematPath string, inputs map[string]ort.Tensor
 }
 
 // measure reads the activation peak from the first run's profile and the
-// run times.
-func measure(res *ort.Result) (Measure, error) {
+// run times, and with nodes the memory after each kernel.
+func measure(res *ort.Result, nodes bool) (Measure, error) {
 	var m Measure
 	p := res.Profile
 	if p == nil || len(p.Nodes) == 0 {
@@ -512,6 +518,9 @@ func measure(res *ort.Result) (Measure, error) {
 	m.ArenaPeakBytes = p.PeakBytes()
 	m.PeakBytes = m.ArenaPeakBytes - m.BaselineBytes
 	m.Kernels = len(p.Nodes)
+	if nodes {
+		m.Nodes = nodeMemory(p, m.BaselineBytes)
+	}
 	times := slices.Clone(res.RunTimes)
 	if len(times) > 1 {
 		times = times[1:] // the warm-up run
@@ -1269,14 +1278,4 @@ func (t *tracer) at(ks []int, how string) (location, bool, string) {
 	}
 	slices.Sort(evs)
 	return location{first: evs[0], last: evs[len(evs)-1], how: how, events: evs}, true, ""
-}
-
-// sortedKeys returns a map's keys in order.
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	return keys
 }

@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"maps"
 	"slices"
 	"strings"
 	"text/tabwriter"
@@ -90,7 +91,7 @@ func runInspect(ctx context.Context, o *inspectOptions, path string, st *Streams
 	}
 	w.Flush()
 	fmt.Fprintf(st.Out, "\nops:\n")
-	ops := sortedKeys(r.Ops)
+	ops := slices.Sorted(maps.Keys(r.Ops))
 	slices.SortStableFunc(ops, func(a, b string) int { return r.Ops[b] - r.Ops[a] })
 	for _, op := range ops {
 		fmt.Fprintf(w, "  %s\t%d\n", op, r.Ops[op])

@@ -11,6 +11,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"maps"
 	"slices"
 	"strings"
 	"text/tabwriter"
@@ -181,7 +182,7 @@ func printCostTable(w io.Writer, t *measure.CostTable) error {
 // formatSourceCounts writes "40 measured, 2 fitted".
 func formatSourceCounts(src map[string]int) string {
 	order := []string{profiles.SourceMeasured, profiles.SourceFitted, profiles.SourceDatasheet}
-	keys := sortedKeys(src)
+	keys := slices.Sorted(maps.Keys(src))
 	slices.SortStableFunc(keys, func(a, b string) int { return cmp.Compare(slices.Index(order, a), slices.Index(order, b)) })
 	var parts []string
 	for _, k := range keys {

@@ -16,8 +16,8 @@ package shapes
 
 import (
 	"fmt"
+	"maps"
 	"slices"
-	"sort"
 	"strconv"
 	"strings"
 
@@ -276,12 +276,12 @@ func (in *inferer) inputValue(v *ir.Value, t ir.TensorType, val *ir.Tensor) ir.T
 // checkOptions reports option entries that name nothing.
 func (in *inferer) checkOptions(g *ir.Graph) {
 	pos := ir.Pos{File: in.file}
-	for _, name := range sortedKeys(in.opts.InputValues) {
+	for _, name := range slices.Sorted(maps.Keys(in.opts.InputValues)) {
 		if !slices.ContainsFunc(g.Inputs, func(v *ir.Value) bool { return v != nil && v.Name == name }) {
 			in.errs.Add(pos, "input value given for %q, but the graph has no input of that name (inputs: %s)", name, inputNames(g))
 		}
 	}
-	for _, name := range sortedKeys(in.opts.InputShapes) {
+	for _, name := range slices.Sorted(maps.Keys(in.opts.InputShapes)) {
 		if !slices.ContainsFunc(g.Inputs, func(v *ir.Value) bool { return v != nil && v.Name == name }) {
 			in.errs.Add(pos, "input shape given for %q, but the graph has no input of that name (inputs: %s)", name, inputNames(g))
 		}
@@ -294,12 +294,12 @@ func (in *inferer) checkOptions(g *ir.Graph) {
 	// A binding of a symbol the graph lacks is not an error here: Infer runs
 	// again on graphs whose symbols an earlier run bound. Callers check
 	// user input against Symbols first.
-	for _, name := range sortedKeys(in.opts.Dims) {
+	for _, name := range slices.Sorted(maps.Keys(in.opts.Dims)) {
 		if in.opts.Dims[name] < 0 {
 			in.errs.Add(pos, "dimension %q bound to a negative size %d", name, in.opts.Dims[name])
 		}
 	}
-	for _, name := range sortedKeys(in.opts.OutputTypes) {
+	for _, name := range slices.Sorted(maps.Keys(in.opts.OutputTypes)) {
 		if !in.usedOut[name] {
 			in.errs.Add(pos, "output type given for %q, but no node produces a value of that name", name)
 		}
@@ -317,15 +317,6 @@ func inputNames(g *ir.Graph) string {
 		return "none"
 	}
 	return strings.Join(names, ", ")
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }
 
 // graph infers every node of g, whose inputs already have their types.
@@ -730,5 +721,5 @@ func Symbols(g *ir.Graph) []string {
 		}
 	}
 	walk(g, 0)
-	return sortedKeys(set)
+	return slices.Sorted(maps.Keys(set))
 }
