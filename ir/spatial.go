@@ -83,6 +83,9 @@ type SpatialRule struct {
 	// mode.
 	coordOffset int64
 	round       roundMode
+	// minOut and minIn are the fewest rows a band must produce (Conv) or
+	// read (ConvTranspose); see Band.
+	minOut, minIn int64
 }
 
 // SpatialInput is one banded input: its slot in Node.Inputs and the axis of
@@ -140,7 +143,7 @@ var spatialPoint = map[string]bool{
 var spatialOther = map[string]SpatialKind{
 	"Conv": SpatialWindow, "ConvInteger": SpatialWindow, "QLinearConv": SpatialWindow,
 	"MaxPool": SpatialWindow, "AveragePool": SpatialWindow, "LpPool": SpatialWindow,
-	"SpaceToDepth": SpatialWindow, "Pad": SpatialWindow,
+	"SpaceToDepth": SpatialWindow, "Pad": SpatialWindow, "Slice": SpatialWindow,
 	"ConvTranspose": SpatialTransposed,
 	"Resize":        SpatialUpsample, "Upsample": SpatialUpsample, "DepthToSpace": SpatialUpsample,
 }
@@ -359,6 +362,8 @@ func (r *SpatialRule) window(n *Node, out []int64) error {
 		return r.checkWindowSize(n)
 	case "Pad":
 		return r.pad(n, in, out)
+	case "Slice":
+		return r.slice(n, in)
 	}
 	var kernel []int64
 	switch n.Op {
@@ -391,8 +396,26 @@ func (r *SpatialRule) window(n *Node, out []int64) error {
 	if err != nil {
 		return err
 	}
+	if r.CeilMode {
+		for i := range nd {
+			span := in[2+i] + pads[i] + pads[i+nd] - (kernel[i]-1)*dil[i] - 1
+			if c := -floorDiv(-span, strides[i]) + 1; span >= 0 && (c-1)*strides[i] >= in[2+i]+pads[i] {
+				// Measured: ONNX Runtime 1.30's shape inference keeps such a
+				// window and its kernel drops it, so the planner sizes
+				// buffers wrongly; in a tiled graph it then reused a
+				// buffer of another band's shape and the run failed
+				// ("Shape mismatch attempting to re-use buffer").
+				return notSpatial(n, "ceil_mode drops a last window that starts in the padding along axis %d, which ONNX Runtime's shape inference does not", i+2)
+			}
+		}
+	}
 	r.Kernel, r.Stride, r.Dilation = kernel[k], strides[k], dil[k]
 	r.Pads = pads
+	if n.Op == "Conv" && n.Inputs[0].Type.DType == Float32 {
+		w := dimsOf(n.Inputs[1])
+		other := prod(out[2:]) / out[r.Axis]
+		r.minOut = (mlasMinPositions(prod(out[2:]), prod(w[1:])) + other - 1) / other // see Band
+	}
 	r.PadBegin, r.PadEnd = pads[k], pads[k+nd]
 	return r.checkWindowSize(n)
 }
@@ -542,6 +565,102 @@ func (r *SpatialRule) pad(n *Node, in, out []int64) error {
 	return nil
 }
 
+// SliceParams returns a Slice node's constant starts, ends, axes and
+// steps, each with one entry per sliced axis (axes normalised to
+// non-negative; missing axes and steps defaulted), from its inputs
+// (opset 10 and up) or attributes.
+func SliceParams(n *Node, rank int) (starts, ends, axes, steps []int64, err error) {
+	get := func(slot int, attr string) ([]int64, bool, error) {
+		if len(n.Inputs) == 1 {
+			v, ok := n.AttrInts(attr)
+			return v, ok, nil
+		}
+		if slot >= len(n.Inputs) || n.Inputs[slot] == nil {
+			return nil, false, nil
+		}
+		v := n.Inputs[slot]
+		if !v.IsConst() {
+			return nil, false, notSpatial(n, "%s are not a constant", attr)
+		}
+		d, ok := v.Data.Int64s()
+		if !ok {
+			return nil, false, notSpatial(n, "%s are not integers", attr)
+		}
+		return d, true, nil
+	}
+	var ok bool
+	if starts, _, err = get(1, "starts"); err != nil {
+		return
+	}
+	if ends, _, err = get(2, "ends"); err != nil {
+		return
+	}
+	if axes, ok, err = get(3, "axes"); err != nil {
+		return
+	}
+	if !ok {
+		axes = make([]int64, len(starts))
+		for i := range axes {
+			axes[i] = int64(i)
+		}
+	}
+	if steps, ok, err = get(4, "steps"); err != nil {
+		return
+	}
+	if !ok {
+		steps = make([]int64, len(starts))
+		for i := range steps {
+			steps[i] = 1
+		}
+	}
+	if len(ends) != len(starts) || len(axes) != len(starts) || len(steps) != len(starts) {
+		return nil, nil, nil, nil, notSpatial(n, "starts %v, ends %v, axes %v, steps %v", starts, ends, axes, steps)
+	}
+	axes = slices.Clone(axes)
+	for i, a := range axes {
+		if a < 0 {
+			axes[i] += int64(rank)
+		}
+		if axes[i] < 0 || axes[i] >= int64(rank) {
+			return nil, nil, nil, nil, notSpatial(n, "axis %d out of range", a)
+		}
+	}
+	return starts, ends, axes, steps, nil
+}
+
+// slice fills the rule of Slice: pointwise when it does not slice the
+// axis, a crop (a window of one row with stride step) when it does with a
+// positive step.
+func (r *SpatialRule) slice(n *Node, in []int64) error {
+	starts, ends, axes, steps, err := SliceParams(n, len(in))
+	if err != nil {
+		return err
+	}
+	r.Kernel, r.Stride, r.Dilation = 1, 1, 1
+	j := slices.Index(axes, int64(r.Axis))
+	if j < 0 {
+		r.Kind = SpatialPoint
+		return nil
+	}
+	if steps[j] <= 0 {
+		return notSpatial(n, "step %d along the axis", steps[j])
+	}
+	clamp := func(v int64) int64 {
+		if v < 0 {
+			v += r.InSize
+		}
+		return min(max(v, 0), r.InSize)
+	}
+	start, end := clamp(starts[j]), clamp(ends[j])
+	if end <= start {
+		return notSpatial(n, "an empty slice along the axis")
+	}
+	r.Stride = steps[j]
+	r.PadBegin = -start
+	r.PadEnd = (r.OutSize-1)*r.Stride + 1 - r.InSize + start
+	return r.checkWindowSize(n)
+}
+
 // transposed fills the rule of ConvTranspose.
 func (r *SpatialRule) transposed(n *Node, out []int64) error {
 	r.Kind = SpatialTransposed
@@ -583,6 +702,11 @@ func (r *SpatialRule) transposed(n *Node, out []int64) error {
 	r.Kernel, r.Stride, r.Dilation = wd[2+k], strides[k], dil[k]
 	r.PadBegin, r.PadEnd, r.OutputPadding = pads[k], pads[k+nd], op[k]
 	r.Pads = pads
+	if n.Inputs[0].Type.DType == Float32 {
+		other := prod(in[2:]) / in[r.Axis]
+		group := max(1, n.AttrInt("group", 1))
+		r.minIn = (mlasMinPositions(prod(in[2:]), in[1]/group) + other - 1) / other // see Band
+	}
 	if r.Kernel <= 0 || r.Stride <= 0 || r.Dilation <= 0 || r.PadBegin < 0 || r.PadEnd < 0 || r.OutputPadding < 0 {
 		return notSpatial(n, "kernel %d, stride %d, dilation %d, pads %d/%d", r.Kernel, r.Stride, r.Dilation, r.PadBegin, r.PadEnd)
 	}
@@ -716,6 +840,59 @@ func (r *SpatialRule) checkScale(n *Node, rank int) error {
 	return nil
 }
 
+// mlasKBlock is the block of the reduction depth k that MLAS's
+// single-threaded SGEMM sums at a time for n output columns (ONNX Runtime
+// 1.30; MlasSgemmOperation and MlasConvOperation adapt their strides,
+// 128 columns × 128 depth, to the shape the same way): the partial sums of
+// consecutive blocks are added, so the rounding depends on the block. k
+// when one block holds all of it.
+func mlasKBlock(n, k int64) int64 {
+	sn, sk := int64(128), int64(128)
+	if n >= k {
+		for sk/2 >= k {
+			sn, sk = sn*2, sk/2
+		}
+	} else {
+		for sn > 16 && sn/2 >= n {
+			sn, sk = sn/2, sk*2
+		}
+	}
+	return min(sk, k)
+}
+
+// mlasMinPositions is the fewest output positions (GEMM columns) a band of
+// a GEMM-based convolution with whole positions and reduction depth k may
+// compute and still round as the whole op does: MLAS blocks the depth
+// (mlasKBlock) by the column count, and it runs a GEMM with one column
+// through another kernel. Measured at level disabled: a 3×3 Conv of 16
+// channels on a 10×8 image (80 positions, depth 144: blocks of 128) cut
+// into two bands of 40 positions (one block of 144) changed 2341 of 3840
+// outputs by up to 2.9e-6; a 1×1 stride-2 Conv over a one-pixel-wide image
+// cut into one-row bands changed 1 to 7 of 8; a ConvTranspose whose band
+// reads one input pixel changed up to 29 of 48. Every band at least this
+// large gave identical bits (ir/spatial.go's rules and passes/tile's tests).
+func mlasMinPositions(whole, k int64) int64 {
+	want := mlasKBlock(whole, k)
+	best := whole
+	// mlasKBlock only changes where n crosses 16, 32, 64 or k, and it
+	// does not grow with n: the smallest breakpoint giving the same block
+	// bounds every band.
+	for _, c := range []int64{k, 65, 33, 17, 2} {
+		if c >= 2 && c < best && mlasKBlock(c, k) == want {
+			best = c
+		}
+	}
+	return max(2, min(best, whole))
+}
+
+func prod(d []int64) int64 {
+	p := int64(1)
+	for _, x := range d {
+		p *= x
+	}
+	return p
+}
+
 func emptyTensor(v *Value) bool {
 	n, ok := v.Type.NumElements()
 	return ok && n == 0
@@ -803,10 +980,36 @@ func (r *SpatialRule) Reads(a, b int64) (lo, hi int64, err error) {
 // Band returns how the node computes output rows [a, b): see SpatialBand.
 // It fails when [a, b) is empty or outside the output, or when the band
 // would read no input row (a band entirely inside a Pad's padding).
+//
+// A float Conv or ConvTranspose band is widened by neighbouring rows (and
+// produces more rows than asked) when it is too small for ONNX Runtime's
+// GEMM to sum the same way as for the whole op; see mlasMinPositions.
 func (r *SpatialRule) Band(a, b int64) (SpatialBand, error) {
 	if a < 0 || b > r.OutSize || a >= b {
 		return SpatialBand{}, fmt.Errorf("output rows [%d,%d) outside [0,%d)", a, b, r.OutSize)
 	}
+	ea, eb := a, b
+	for {
+		bd, err := r.band(ea, eb)
+		if err != nil {
+			return bd, err
+		}
+		if (bd.OutHi-bd.OutLo >= r.minOut && bd.Hi-bd.Lo >= r.minIn) || (ea == 0 && eb == r.OutSize) {
+			if bd.OutLo > a || bd.OutHi < b {
+				return SpatialBand{}, fmt.Errorf("internal: band for rows [%d,%d) produces [%d,%d)", a, b, bd.OutLo, bd.OutHi)
+			}
+			return bd, nil
+		}
+		if ea > 0 {
+			ea--
+		} else {
+			eb++
+		}
+	}
+}
+
+// band is Band without the widening of single-position convolutions.
+func (r *SpatialRule) band(a, b int64) (SpatialBand, error) {
 	var bd SpatialBand
 	switch r.Kind {
 	case SpatialPoint:
@@ -841,9 +1044,6 @@ func (r *SpatialRule) Band(a, b int64) (SpatialBand, error) {
 		hi := max(min(r.InSize, s1+1), -floorDiv(-b, r.Factor))
 		bd.Lo, bd.Hi = max(0, lo), min(r.InSize, hi)
 		bd.OutLo, bd.OutHi = bd.Lo*r.Factor, bd.Hi*r.Factor
-	}
-	if bd.OutLo > a || bd.OutHi < b {
-		return SpatialBand{}, fmt.Errorf("internal: band for rows [%d,%d) produces [%d,%d)", a, b, bd.OutLo, bd.OutHi)
 	}
 	return bd, nil
 }
