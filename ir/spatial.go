@@ -84,8 +84,9 @@ type SpatialRule struct {
 	coordOffset int64
 	round       roundMode
 	// minOut and minIn are the fewest rows a band must produce (Conv) or
-	// read (ConvTranspose); see Band.
-	minOut, minIn int64
+	// read (ConvTranspose); avoidIn, when not 0, is a count of input rows
+	// a band must not read (see Band).
+	minOut, minIn, avoidIn int64
 }
 
 // SpatialInput is one banded input: its slot in Node.Inputs and the axis of
@@ -415,6 +416,28 @@ func (r *SpatialRule) window(n *Node, out []int64) error {
 		w := dimsOf(n.Inputs[1])
 		other := prod(out[2:]) / out[r.Axis]
 		r.minOut = (mlasMinPositions(prod(out[2:]), prod(w[1:])) + other - 1) / other // see Band
+		// MLAS runs a one-channel-per-group 2-D Conv without padding,
+		// stride or dilation as a plain GEMM when the kernel spans the
+		// input's whole width (or its whole height, one column wide):
+		// another summation order. A band must not make its input that
+		// narrow where the whole op's is not (measured: a 3×3 depthwise
+		// Conv whose column band was 3 wide changed 184 of 640 outputs).
+		allOne := func(v []int64) bool {
+			for _, x := range v {
+				if x != 1 {
+					return false
+				}
+			}
+			return true
+		}
+		zero := true
+		for _, p := range pads {
+			zero = zero && p == 0
+		}
+		if nd == 2 && w[1] == 1 && allOne(strides) && allOne(dil) && zero &&
+			(r.Axis == 3 || (r.Axis == 2 && kernel[1] == 1)) && in[r.Axis] != kernel[k] {
+			r.avoidIn = kernel[k]
+		}
 	}
 	r.PadBegin, r.PadEnd = pads[k], pads[k+nd]
 	return r.checkWindowSize(n)
@@ -994,7 +1017,7 @@ func (r *SpatialRule) Band(a, b int64) (SpatialBand, error) {
 		if err != nil {
 			return bd, err
 		}
-		if (bd.OutHi-bd.OutLo >= r.minOut && bd.Hi-bd.Lo >= r.minIn) || (ea == 0 && eb == r.OutSize) {
+		if r.BandOK(bd) || (ea == 0 && eb == r.OutSize) {
 			if bd.OutLo > a || bd.OutHi < b {
 				return SpatialBand{}, fmt.Errorf("internal: band for rows [%d,%d) produces [%d,%d)", a, b, bd.OutLo, bd.OutHi)
 			}
@@ -1008,7 +1031,17 @@ func (r *SpatialRule) Band(a, b int64) (SpatialBand, error) {
 	}
 }
 
-// band is Band without the widening of single-position convolutions.
+// BandOK reports whether a band's geometry keeps the runtime's kernel on
+// the same arithmetic as the whole op (see Band): false for a Conv band
+// too small for ONNX Runtime's GEMM to sum as for the whole op, or one
+// whose input MLAS would run through its whole-width GEMM.
+func (r *SpatialRule) BandOK(bd SpatialBand) bool {
+	in := bd.Hi - bd.Lo
+	return bd.OutHi-bd.OutLo >= r.minOut && in >= r.minIn &&
+		(r.avoidIn == 0 || in != r.avoidIn || bd.PadBegin != 0 || bd.PadEnd != 0)
+}
+
+// band is Band without the widening of bands that BandOK rejects.
 func (r *SpatialRule) band(a, b int64) (SpatialBand, error) {
 	var bd SpatialBand
 	switch r.Kind {
