@@ -129,7 +129,6 @@ func constant(v *ir.Value) bool {
 	return v != nil && (v.IsConst() || (v.Def != nil && v.Def.Op == "Constant" && std(v.Def)))
 }
 
-
 func std(n *ir.Node) bool { return n.Domain == "" || n.Domain == "ai.onnx" }
 
 // closeRegion returns the nodes of set (in g's order) after making it a
