@@ -544,19 +544,21 @@ func (r *SpatialRule) pad(n *Node, in, out []int64) error {
 	if p, ok := n.AttrInts("pads"); ok && len(n.Inputs) < 2 {
 		pads = p
 	} else {
-		if len(n.Inputs) < 2 || n.Inputs[1] == nil || !n.Inputs[1].IsConst() {
+		t := ConstTensor(n.Inputs[1])
+		if len(n.Inputs) < 2 || t == nil {
 			return notSpatial(n, "pads are not a constant")
 		}
-		p, ok := n.Inputs[1].Data.Int64s()
+		p, ok := t.Int64s()
 		if !ok {
 			return notSpatial(n, "pads are not integers")
 		}
 		pads = p
 		if len(n.Inputs) > 3 && n.Inputs[3] != nil {
-			if !n.Inputs[3].IsConst() {
+			t := ConstTensor(n.Inputs[3])
+			if t == nil {
 				return notSpatial(n, "axes are not a constant")
 			}
-			axes, ok := n.Inputs[3].Data.Int64s()
+			axes, ok := t.Int64s()
 			if !ok || len(pads) != 2*len(axes) {
 				return notSpatial(n, "axes %v with pads %v", axes, pads)
 			}
@@ -601,11 +603,11 @@ func SliceParams(n *Node, rank int) (starts, ends, axes, steps []int64, err erro
 		if slot >= len(n.Inputs) || n.Inputs[slot] == nil {
 			return nil, false, nil
 		}
-		v := n.Inputs[slot]
-		if !v.IsConst() {
+		t := ConstTensor(n.Inputs[slot])
+		if t == nil {
 			return nil, false, notSpatial(n, "%s are not a constant", attr)
 		}
-		d, ok := v.Data.Int64s()
+		d, ok := t.Int64s()
 		if !ok {
 			return nil, false, notSpatial(n, "%s are not integers", attr)
 		}
@@ -847,16 +849,19 @@ func (r *SpatialRule) checkScale(n *Node, rank int) error {
 		scaleSlot, sizeSlot = 1, -1
 	}
 	if sizeSlot >= 0 && sizeSlot < len(n.Inputs) && n.Inputs[sizeSlot] != nil && !emptyTensor(n.Inputs[sizeSlot]) {
-		v := n.Inputs[sizeSlot]
-		if !v.IsConst() {
+		if ConstTensor(n.Inputs[sizeSlot]) == nil {
 			return notSpatial(n, "sizes are not a constant")
 		}
 		return nil
 	}
-	if scaleSlot >= len(n.Inputs) || n.Inputs[scaleSlot] == nil || !n.Inputs[scaleSlot].IsConst() {
+	var t *Tensor
+	if scaleSlot < len(n.Inputs) {
+		t = ConstTensor(n.Inputs[scaleSlot])
+	}
+	if t == nil {
 		return notSpatial(n, "scales are not a constant")
 	}
-	s, ok := n.Inputs[scaleSlot].Data.Float64s()
+	s, ok := t.Float64s()
 	if !ok || len(s) != rank || s[r.Axis] != float64(r.Factor) {
 		return notSpatial(n, "scales %v do not give the integer factor %d", s, r.Factor)
 	}
@@ -914,6 +919,23 @@ func prod(d []int64) int64 {
 		p *= x
 	}
 	return p
+}
+
+// ConstTensor returns the constant content of v: a parameter's data or a
+// Constant node's value attribute; nil otherwise.
+func ConstTensor(v *Value) *Tensor {
+	if v == nil {
+		return nil
+	}
+	if v.Data != nil {
+		return v.Data
+	}
+	if d := v.Def; d != nil && d.Op == "Constant" && (d.Domain == "" || d.Domain == "ai.onnx") {
+		if a := d.Attr("value"); a != nil && a.Kind == AttrTensor {
+			return a.Tensor
+		}
+	}
+	return nil
 }
 
 func emptyTensor(v *Value) bool {

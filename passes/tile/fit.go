@@ -383,7 +383,6 @@ func (f *fitter) run() (*Result, error) {
 // most per unit of extra compute; candidates adding nothing count a
 // thousandth of the graph's cost.
 func (f *fitter) choose(cur *state, res *Result) *state {
-	floor := f.opts.Budget
 	var best *state
 	var bestScore float64
 	consider := func(s *state) {
@@ -393,9 +392,7 @@ func (f *fitter) choose(cur *state, res *Result) *state {
 		if f.opts.MaxExtra > 0 && s.cost-f.baseCost > f.opts.MaxExtra*f.baseCost {
 			return
 		}
-		gain := float64(cur.peak.PeakBytes - max(s.peak.PeakBytes, floor))
-		extra := max(s.cost-cur.cost, 0) + f.baseCost/1000
-		score := gain / extra
+		score := f.score(cur, s)
 		if best == nil || score > bestScore || (score == bestScore && s.peak.PeakBytes < best.peak.PeakBytes) {
 			best, bestScore = s, score
 		}
@@ -406,35 +403,95 @@ func (f *fitter) choose(cur *state, res *Result) *state {
 			inPlan[i] = true
 		}
 	}
-	for _, c := range f.candidates(cur) {
-		overlap := false
-		for _, i := range c.nodes {
-			overlap = overlap || inPlan[i]
-		}
-		plan := merge(cur.plan, c)
-		try := func(p int) {
-			var s *state
-			var ok bool
-			if overlap {
-				trialPlan := slices.Clone(plan)
-				trialPlan[len(trialPlan)-1].bands = p
-				s, ok = f.build(trialPlan)
-			} else {
-				s, ok = f.extend(cur, step{cand: c, bands: p})
+	// Every region of the plan at every other band count.
+	for k, st := range cur.plan {
+		for _, p := range bandChoices {
+			if p > f.opts.MaxBands || p == st.bands {
+				continue
 			}
+			plan := slices.Clone(cur.plan)
+			plan[k].bands = p
 			res.Evaluated++
-			if ok {
+			if s, ok := f.build(plan); ok {
 				consider(s)
 			}
 		}
+	}
+	// Each candidate at two band counts, then the most promising ones at
+	// every band count.
+	type scored struct {
+		c     candidate
+		score float64
+	}
+	var ranked []scored
+	for _, c := range f.candidates(cur) {
+		sc := -1.0
+		for _, p := range screenBands {
+			if p > f.opts.MaxBands {
+				continue
+			}
+			if s, ok := f.trial(cur, inPlan, c, p, res); ok {
+				consider(s)
+				sc = max(sc, f.score(cur, s))
+			}
+		}
+		if sc > 0 {
+			ranked = append(ranked, scored{c, sc})
+		}
+	}
+	slices.SortStableFunc(ranked, func(a, b scored) int {
+		switch {
+		case a.score > b.score:
+			return -1
+		case a.score < b.score:
+			return 1
+		}
+		return 0
+	})
+	for i, r := range ranked {
+		if i == refineCandidates {
+			break
+		}
 		for _, p := range bandChoices {
-			if p <= f.opts.MaxBands {
-				try(p)
+			if p <= f.opts.MaxBands && !slices.Contains(screenBands, p) {
+				if s, ok := f.trial(cur, inPlan, r.c, p, res); ok {
+					consider(s)
+				}
 			}
 		}
 	}
 	return best
 }
+
+// score is what choose maximises: the peak lowered (down to the budget)
+// per unit of extra compute, extra compute counting at least a hundredth
+// of the graph's cost.
+func (f *fitter) score(cur, s *state) float64 {
+	gain := float64(cur.peak.PeakBytes - max(s.peak.PeakBytes, f.opts.Budget))
+	extra := max(s.cost-cur.cost, 0) + f.baseCost/100
+	return gain / extra
+}
+
+// trial builds cur's plan with candidate c at p bands: c merged with the
+// regions it overlaps (inPlan holds their nodes), or added to a copy of
+// cur's graph when it overlaps none.
+func (f *fitter) trial(cur *state, inPlan map[int]bool, c candidate, p int, res *Result) (*state, bool) {
+	res.Evaluated++
+	for _, i := range c.nodes {
+		if inPlan[i] {
+			plan := merge(cur.plan, c)
+			plan[len(plan)-1].bands = p
+			return f.build(plan)
+		}
+	}
+	return f.extend(cur, step{cand: c, bands: p})
+}
+
+// screenBands are the band counts every candidate is tried with;
+// refineCandidates of the best are then tried with every count.
+var screenBands = []int{4, 16}
+
+const refineCandidates = 6
 
 // merge returns plan with c added: the regions c overlaps are removed and
 // their nodes joined to c's (the merged region last, its bands to be set).
@@ -578,6 +635,15 @@ func (f *fitter) candidates(cur *state) []candidate {
 		}
 		if len(readers) > 0 {
 			seeds = append(seeds, readers)
+		}
+		// A freed buffer waits for a later value of its shape (ONNX
+		// Runtime's planner): tiling that value frees the buffer.
+		for j := pk.PeakStep + 1; j < len(cur.seq); j++ {
+			n := cur.seq[j]
+			if o := n.Outputs; len(o) > 0 && o[0] != nil && o[0].Type.Equal(v.Type) {
+				seeds = append(seeds, orig(n))
+				break
+			}
 		}
 	}
 	for _, s := range seeds {

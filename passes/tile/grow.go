@@ -102,6 +102,7 @@ func (gr *grower) grow(seed []*ir.Node, peak int64) []candidate {
 	keep := map[*ir.Value]bool{}
 	done := map[*ir.Value]bool{}
 	var out []candidate
+	lastBoundary := int64(-1)
 	emit := func() {
 		var c, plain candidate
 		for i, n := range gr.g.Nodes {
@@ -158,14 +159,16 @@ func (gr *grower) grow(seed []*ir.Node, peak int64) []candidate {
 				}
 			}
 		}
+		if lastBoundary >= 0 {
+			emit()
+		}
+		lastBoundary = bestBytes
 		if best == nil || bestBytes*64 < peak {
 			break
 		}
 		done[best] = true
-		grew := false
 		if up {
 			if add(best.Def) {
-				grew = true
 				for _, u := range best.Uses {
 					if !in[u.Node] {
 						keep[best] = true
@@ -181,13 +184,10 @@ func (gr *grower) grow(seed []*ir.Node, peak int64) []candidate {
 			}
 			for _, m := range readers {
 				if add(m) {
-					grew = true
 				}
 			}
 		}
-		if grew {
-			emit()
-		}
 	}
+	emit()
 	return out
 }

@@ -227,6 +227,10 @@ func randomGraph(t testing.TB, seed uint64) *ir.Graph {
 			k := 3 + 2*rng.Int64N(2)
 			y := b.conv(cur, c, k, 1, 1, [4]int64{k / 2, k / 2, k / 2, k / 2}, 1)
 			if rng.IntN(2) == 0 {
+				// An inverted-residual tail: Relu, then a 1×1 projection.
+				y = b.conv(b.op("Relu", []*ir.Value{y}), c, 1, 1, 1, [4]int64{}, 1)
+			}
+			if rng.IntN(2) == 0 {
 				v := b.floats(c)
 				v.Data = ir.Float32Tensor([]int64{c}, positive(b, c)...)
 				y = b.op("BatchNormalization", []*ir.Value{y, b.floats(c), b.floats(c), b.floats(c), v})

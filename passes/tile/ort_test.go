@@ -1,7 +1,9 @@
 package tile
 
 import (
+	"bytes"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -67,22 +69,26 @@ func runBoth(t *testing.T, orig, tiled *ir.Graph, what string) {
 }
 
 func describeDiff(a, b ort.Tensor) string {
-	if fmt.Sprint(a.Shape) != fmt.Sprint(b.Shape) {
+	if fmt.Sprint(a.Shape) != fmt.Sprint(b.Shape) || len(a.Data) != len(b.Data) {
 		return fmt.Sprintf("shapes %v and %v", a.Shape, b.Shape)
 	}
 	x, _ := a.Float64s()
 	y, _ := b.Float64s()
+	size := len(a.Data) / max(1, len(x))
 	n, first, worst := 0, -1, 0.0
 	for i := range x {
-		if x[i] != y[i] {
+		if !bytes.Equal(a.Data[i*size:(i+1)*size], b.Data[i*size:(i+1)*size]) {
 			n++
 			if first < 0 {
 				first = i
 			}
-			if d := x[i] - y[i]; d > worst || -d > worst {
-				worst = max(d, -d)
+			if d := math.Abs(x[i] - y[i]); d > worst {
+				worst = d
 			}
 		}
+	}
+	if first < 0 {
+		return "no element differs"
 	}
 	return fmt.Sprintf("%d of %d elements, first at %d (%v vs %v), largest difference %g", n, len(x), first, x[first], y[first], worst)
 }

@@ -49,11 +49,14 @@ type Split struct {
 	// the smallest region output along the axis.
 	Bands int
 	// Cuts, when set, are the band boundaries on the smallest region
-	// output's extent: Bands+1 increasing rows from 0 to that extent. By
-	// default the bands are as equal as the rows allow.
+	// output's extent: Bands+1 increasing rows from 0 to that extent;
+	// other outputs take them scaled to their extent. By default the bands
+	// are as equal as the rows allow.
 	Cuts []int64
 	// Distinct, without Cuts, gives the bands pairwise different sizes
-	// (DistinctCuts) where the extent allows, equal ones elsewhere.
+	// (DistinctCuts) on the largest region output's extent where it
+	// allows, equal ones on the smallest's elsewhere; a band may then own
+	// no row of a smaller output.
 	Distinct bool
 	// Keep lists values produced in the region and read outside it that
 	// are not produced band-wise: their outside readers keep reading the
@@ -239,14 +242,18 @@ func newPlan(g *ir.Graph, r Region, s Split) (*plan, error) {
 	if err := p.checkConvex(inR); err != nil {
 		return nil, err
 	}
+	// The cuts are rows of the reference output: the smallest region
+	// output, or with Distinct the largest, so that band sizes differ at
+	// the finest resolution while staying close to equal.
 	p.ref = -1
 	for _, v := range p.concat {
-		if e := v.Type.Shape[axis].Size; p.ref < 0 || e < p.ref {
+		e := v.Type.Shape[axis].Size
+		if p.ref < 0 || (e < p.ref) != (s.Distinct && s.Cuts == nil) {
 			p.ref = e
 		}
 	}
 	if int64(s.Bands) > p.ref {
-		return nil, fmt.Errorf("tile: %d bands, but the smallest region output (extent %d) has fewer rows", s.Bands, p.ref)
+		return nil, fmt.Errorf("tile: %d bands, but the region output (extent %d) has fewer rows", s.Bands, p.ref)
 	}
 	if s.Cuts != nil {
 		if len(s.Cuts) != s.Bands+1 || s.Cuts[0] != 0 || s.Cuts[s.Bands] != p.ref {
@@ -261,10 +268,21 @@ func newPlan(g *ir.Graph, r Region, s Split) (*plan, error) {
 	} else if c := DistinctCuts(p.ref, s.Bands); s.Distinct && c != nil {
 		p.cuts = c
 	} else {
+		if s.Distinct {
+			for _, v := range p.concat {
+				p.ref = min(p.ref, v.Type.Shape[axis].Size)
+			}
+			if int64(s.Bands) > p.ref {
+				return nil, fmt.Errorf("tile: %d bands, but the smallest region output (extent %d) has fewer rows", s.Bands, p.ref)
+			}
+		}
 		p.cuts = EqualCuts(p.ref, s.Bands)
 	}
 	if err := p.geometry(); err != nil {
 		return nil, err
+	}
+	if s.Distinct && s.Cuts == nil {
+		p.separate()
 	}
 	return p, nil
 }
@@ -299,6 +317,69 @@ func DistinctCuts(extent int64, n int) []int64 {
 		cuts[i+1] = cuts[i] + size
 	}
 	return cuts
+}
+
+// separate moves the cuts a row at a time while two bands still give some
+// value of the region the same extent (halos and the image border can make
+// different band sizes meet), keeping the cuts with the fewest such
+// collisions: ONNX Runtime's planner would hold one band's buffer of that
+// value for the other (see DistinctCuts).
+func (p *plan) separate() {
+	best, bestCuts := p.collisions(), slices.Clone(p.cuts)
+	for round := 0; round < 8 && best > 0; round++ {
+		improved := false
+		for b := 1; b < p.bands && best > 0; b++ {
+			for _, d := range []int64{1, -1, 2, -2, 3, -3} {
+				cuts := slices.Clone(bestCuts)
+				cuts[b] += d
+				if cuts[b] <= cuts[b-1] || cuts[b] >= cuts[b+1] {
+					continue
+				}
+				p.cuts = cuts
+				if p.geometry() != nil {
+					continue
+				}
+				if c := p.collisions(); c < best {
+					best, bestCuts, improved = c, cuts, true
+					break
+				}
+			}
+		}
+		if !improved {
+			break
+		}
+	}
+	p.cuts = bestCuts
+	if err := p.geometry(); err != nil {
+		panic(fmt.Sprintf("tile: internal error: cuts that planned before fail: %v", err))
+	}
+}
+
+// collisions counts, over the shapes of the values the bands compute, the
+// bands beyond the first that compute a value of that shape: a buffer one
+// band frees would wait, allocated, for the next band's value of the same
+// shape.
+func (p *plan) collisions() int {
+	bands := map[string]map[int]bool{}
+	for _, nd := range p.nodes {
+		v := nd.Outputs[0]
+		for b := range p.bands {
+			r, ok := p.comp[b][v]
+			if !ok {
+				continue
+			}
+			key := withExtent(v.Type, p.axis, r.hi-r.lo).String()
+			if bands[key] == nil {
+				bands[key] = map[int]bool{}
+			}
+			bands[key][b] = true
+		}
+	}
+	n := 0
+	for _, bs := range bands {
+		n += len(bs) - 1
+	}
+	return n
 }
 
 // EqualCuts returns the boundaries of n bands of extent rows as equal as
@@ -510,7 +591,19 @@ func (p *plan) widen(b int, v *ir.Value, axis int, t span, comp map[*ir.Value]sp
 			}
 		}
 		return changed
-	case rule.Kind == ir.SpatialWindow && rule.Stride == 1 && !rule.CeilMode && n.Op != "Slice" && n.Op != "SpaceToDepth":
+	case rule.Kind == ir.SpatialWindow && rule.Stride == 1 && rule.Kernel == 1 && rule.PadBegin == 0 && rule.PadEnd == 0 && n.Op != "Slice":
+		// A 1×1 window passes the widening on to its input, like a
+		// pointwise op: padding it would move MLAS's pointwise Conv onto
+		// another kernel (measured at level all: a residual block whose
+		// 1×1 projection a band padded changed 930 of 1000 outputs).
+		if !p.widen(b, n.Inputs[rule.Inputs[0].Slot], rule.Inputs[0].Axis, t, comp) {
+			return false
+		}
+		p.geo[b][n] = ir.SpatialBand{Lo: t.lo, Hi: t.hi, OutLo: t.lo, OutHi: t.hi}
+		return true
+	case rule.Kind == ir.SpatialWindow && rule.Stride == 1 && !rule.CeilMode && n.Op != "Slice" && n.Op != "SpaceToDepth" &&
+		(rule.PadBegin > 0 || rule.PadEnd > 0):
+		// Only an op that pads in the whole graph gets band-edge padding.
 		if t == (span{g.OutLo, g.OutHi}) {
 			return false
 		}
@@ -707,7 +800,9 @@ func (p *plan) rewrite() *Tiled {
 			t.Copies[n] = append(t.Copies[n], c)
 		}
 		for _, v := range p.concat {
-			pieces[v] = append(pieces[v], sliceOf(copies[v], axis, p.own(v, b), v.String()))
+			if own := p.own(v, b); !own.empty() {
+				pieces[v] = append(pieces[v], sliceOf(copies[v], axis, own, v.String()))
+			}
 		}
 		t.BandNodes = append(t.BandNodes, slices.Clone(bl.added[start:]))
 	}
@@ -802,8 +897,12 @@ func (p *plan) adjust(bl *builder, c *ir.Node, rule *ir.SpatialRule, bd ir.Spati
 		c.SetInput(2, bl.ints(ends...))
 	case "Resize":
 		// Sizes, when given, are the band's; scales stay as they are.
-		if len(c.Inputs) > 3 && c.Inputs[3] != nil && c.Inputs[3].IsConst() {
-			sizes, _ := c.Inputs[3].Data.Int64s()
+		if t := (*ir.Tensor)(nil); len(c.Inputs) > 3 && c.Inputs[3] != nil {
+			t = ir.ConstTensor(c.Inputs[3])
+			if t == nil {
+				return
+			}
+			sizes, _ := t.Int64s()
 			sizes = slices.Clone(sizes)
 			sizes[p.axis] = bd.OutHi - bd.OutLo
 			c.SetInput(3, bl.ints(sizes...))
