@@ -79,20 +79,10 @@ func copyInto(src, dst *ir.Graph, vmap map[*ir.Value]*ir.Value) {
 	}
 }
 
-// copyAttr copies an attribute; slices are cloned, tensors shared
-// (read-only), subgraphs copied into dst's ID space.
+// copyAttr copies an attribute (Attr.Clone), its subgraphs copied into
+// dst's ID space.
 func copyAttr(a ir.Attr, dst *ir.Graph, vmap map[*ir.Value]*ir.Value) ir.Attr {
-	a.Str = slices.Clone(a.Str)
-	a.Ints = slices.Clone(a.Ints)
-	a.Floats = slices.Clone(a.Floats)
-	if a.Strs != nil {
-		strs := make([][]byte, len(a.Strs))
-		for i, s := range a.Strs {
-			strs[i] = slices.Clone(s)
-		}
-		a.Strs = strs
-	}
-	a.Tensors = slices.Clone(a.Tensors)
+	a = a.Clone()
 	sub := func(sg *ir.Graph) *ir.Graph {
 		c := dst.NewSubgraph(sg.Name)
 		c.Doc, c.Ext = sg.Doc, sg.Ext
@@ -102,12 +92,8 @@ func copyAttr(a ir.Attr, dst *ir.Graph, vmap map[*ir.Value]*ir.Value) ir.Attr {
 	if a.Graph != nil {
 		a.Graph = sub(a.Graph)
 	}
-	if a.Graphs != nil {
-		gs := make([]*ir.Graph, len(a.Graphs))
-		for i, sg := range a.Graphs {
-			gs[i] = sub(sg)
-		}
-		a.Graphs = gs
+	for i, sg := range a.Graphs {
+		a.Graphs[i] = sub(sg)
 	}
 	return a
 }

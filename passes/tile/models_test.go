@@ -7,7 +7,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	onnxexp "github.com/remat-compile/remat/exporters/onnx"
 	onnximp "github.com/remat-compile/remat/importers/onnx"
@@ -257,49 +256,6 @@ func inputShapes(g *ir.Graph) ([]string, map[string][]int64) {
 		}
 	}
 	return names, shp
-}
-
-func TestFitModelsDebug(t *testing.T) {
-	names := os.Getenv("TILE_FIT")
-	if names == "" {
-		t.Skip("set TILE_FIT")
-	}
-	all := map[string]realModel{}
-	for _, m := range []realModel{zooModel("mobilenet_v2"), zooModel("unet"), zooModel("fcn8"), zooModel("segnet"), manifestModel("ppocrv4_det"), manifestModel("oww_embedding")} {
-		all[m.name] = m
-	}
-	for _, name := range strings.Split(names, ",") {
-		m := all[name]
-		g := m.build(t)
-		start := time.Now()
-		var budgetFrac, maxExtra float64
-		fmt.Sscan(os.Getenv("TILE_BUDGET"), &budgetFrac)
-		fmt.Sscan(os.Getenv("TILE_EXTRA"), &maxExtra)
-		opts := Options{Memory: memory.ORT(), Order: ortOrder, Runtime: &ORT, MaxExtra: maxExtra}
-		if budgetFrac > 0 {
-			seq, _ := ortOrder(g)
-			r, _ := memory.Simulate(g, seq, memory.ORT())
-			opts.Budget = int64(float64(r.PeakBytes) * budgetFrac)
-		}
-		res, err := Fit(g, opts)
-		if res == nil {
-			t.Fatal(err)
-		}
-		fmt.Printf("%s: %v, %d evaluations in %v\n", name, err, res.Evaluated, time.Since(start))
-		fmt.Printf("  peak %.2f → %.2f MiB at %s; cost +%.1f%%\n", mib(res.PeakBefore), mib(res.PeakAfter), res.PeakNode, 100*(res.CostAfter-res.CostBefore)/res.CostBefore)
-		if seq, err := ortOrder(g); err == nil {
-			if r, err := memory.Simulate(g, seq, memory.ORT()); err == nil {
-				for i, l := range r.AtPeak {
-					if i < 8 {
-						fmt.Printf("    at peak: %.2f MiB %s %s (step %d of %d)\n", mib(l.Bytes), l.Value, l.Value.Type, l.Step, len(seq))
-					}
-				}
-			}
-		}
-		for _, r := range res.Regions {
-			fmt.Printf("  region %d nodes (%s .. %s), %d bands, halo %v, kept %v: %.2f → %.2f MiB, +%.1f%%\n", len(r.Nodes), r.Nodes[0], r.Nodes[len(r.Nodes)-1], r.Bands, r.Halo, r.Kept, mib(r.PeakBefore), mib(r.PeakAfter), r.ExtraPercent)
-		}
-	}
 }
 
 func mib(b int64) float64 { return float64(b) / (1 << 20) }
