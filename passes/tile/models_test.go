@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 
+	ortt "github.com/remat-compile/remat/targets/ort"
+
 	onnxexp "github.com/remat-compile/remat/exporters/onnx"
 	onnximp "github.com/remat-compile/remat/importers/onnx"
 	"github.com/remat-compile/remat/internal/ort"
@@ -91,7 +93,13 @@ func manifestEntry(t testing.TB, name string) (string, map[string][]ir.Dim) {
 }
 
 // ortOrder is the order ONNX Runtime runs g in (exporters/onnx).
-func ortOrder(g *ir.Graph) ([]*ir.Node, error) { return onnxexp.ORTSchedule(g, onnxexp.Options{}) }
+func ortOrder(g *ir.Graph) ([]*ir.Node, error) {
+	r, err := ortt.Schedule(g, onnxexp.Options{})
+	if err != nil {
+		return nil, err
+	}
+	return r.Seq, nil
+}
 
 // modelTarget is what the issue asks of a model: the peak divided by
 // Factor, with at most MaxExtra extra compute (0: no bound).
@@ -120,7 +128,7 @@ var allModels = []modelTarget{
 }
 
 // TestRealModels tiles real models with Fit under ONNX Runtime's memory
-// model and order (memory.ORT(), exporters/onnx.ORTSchedule) and rules
+// model and order (memory.ORT(), targets/ort.Schedule) and rules
 // (ORT), then checks in ONNX Runtime 1.30 that the tiled model gives
 // bitwise the outputs of the original at levels disabled and all, that
 // the measured activation peak (arena on, memory pattern off, less the
@@ -142,7 +150,7 @@ func TestRealModels(t *testing.T) {
 		})
 	}
 	t.Logf("ONNX Runtime %s; peaks in MiB (ORT: arena on, memory pattern off, less the load-time baseline); compute from the cpu-generic profile (predicted) and ORT's median CPU time at level all (measured)\n"+
-		"| model | floor (remat.PeakFloor) | ORT peak before: predicted / measured | after: predicted / measured | reduction (measured) | regions (bands) | extra compute: predicted / measured | bitwise disabled, all | where the peak is after |\n"+
+		"| model | floor (remat.Problem.Floor) | ORT peak before: predicted / measured | after: predicted / measured | reduction (measured) | regions (bands) | extra compute: predicted / measured | bitwise disabled, all | where the peak is after |\n"+
 		"|---|--:|--:|--:|--:|---|--:|---|---|\n%s", ort.ORTVersion, strings.Join(rows, "\n"))
 }
 
@@ -256,7 +264,7 @@ func floorOf(t *testing.T, g *ir.Graph, cost func(*ir.Node) float64) int64 {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return remat.PeakFloor(p)
+	return p.Floor().Bytes
 }
 
 // inputShapes returns g's input shapes for ort.RandomInputs.
