@@ -15,6 +15,7 @@ import (
 	"github.com/remat-compile/remat/passes/order"
 	"github.com/remat-compile/remat/passes/remat"
 	"github.com/remat-compile/remat/passes/remat/solvers"
+	"github.com/remat-compile/remat/passes/tile"
 	"github.com/remat-compile/remat/profiles"
 	"github.com/remat-compile/remat/targets"
 	"github.com/remat-compile/remat/targets/liveness"
@@ -81,6 +82,12 @@ type FitOptions struct {
 	// Order chooses the execution order the plan is made in and forced in
 	// (OrderFile by default).
 	Order Order
+	// Tile says whether Fit may tile (TileAuto by default: when
+	// rematerialization alone cannot reach the budget); TileMaxExtra
+	// bounds the extra compute tiling may add, as a fraction of the
+	// graph's cost (0: no bound).
+	Tile         Tile
+	TileMaxExtra float64
 }
 
 // Order is how Fit chooses the execution order.
@@ -127,6 +134,11 @@ type Fit struct {
 	// model, before rematerialization.
 	Reordered                     bool
 	FilePeakBytes, OrderPeakBytes int64
+	// Tiled is what tiling did, nil when it did not run: the regions, their
+	// bands and halos, the peaks under the target's model and the extra
+	// compute.
+	Tiled      *tile.Result
+	tileBudget int64 // the budget tiling was run with
 	// Rewrite is what the file is written with: the remat pass's rewrite
 	// when it recomputes something or the order changed (an empty
 	// rewrite then), nil when the graph is written unforced.
@@ -191,7 +203,61 @@ func (m *Model) Fit(ctx context.Context, o FitOptions) (*Fit, error) {
 		}
 	}
 
+	tiling, err := ParseTile(string(o.Tile))
+	if err != nil {
+		return nil, err
+	}
 	f.Remat, err = m.solve(ctx, m.Graph, keep, o, m.passOptions())
+	var ie *remat.InfeasibleBudgetError
+	if errors.As(err, &ie) && tiling == TileAuto && f.TargetErr == nil {
+		// Rematerialization alone cannot reach the budget (typically the
+		// largest single-node working set is above it): tile under the
+		// target's model. The budget in the target's terms: bytes as
+		// given, a percentage of the target's own peak of the original.
+		tb := ie.HaveBytes
+		if o.Budget.Fraction > 0 && o.Budget.Bytes <= 0 {
+			tb = int64(o.Budget.Fraction * float64(f.Original.PeakBytes))
+		}
+		n, rerr := m.Rebuild(ctx)
+		if rerr == nil && f.Reordered {
+			rerr = n.reorder(ctx, &Fit{}, f.Target)
+		}
+		if rerr != nil {
+			return f, rerr
+		}
+		res, terr := n.tile(ctx, o.Target, o.Profile, tb, o.TileMaxExtra)
+		var tbe *tile.BudgetError
+		if errors.As(terr, &tbe) {
+			// The search is greedy, and its path depends on the budget:
+			// asked for the lowest peak it can find, it may go lower.
+			if n2, err2 := m.Rebuild(ctx); err2 == nil && (!f.Reordered || n2.reorder(ctx, &Fit{}, f.Target) == nil) {
+				res2, terr2 := n2.tile(ctx, o.Target, o.Profile, 0, o.TileMaxExtra)
+				if terr2 == nil && res2 != nil && len(res2.Regions) > 0 && res2.PeakAfter < res.PeakAfter {
+					n, res, terr = n2, res2, nil
+					if res.PeakAfter > tb {
+						terr = &tile.BudgetError{PeakBytes: res.PeakAfter, Budget: tb, Node: res.PeakNode}
+					}
+				}
+			}
+		}
+		switch {
+		case terr == nil && len(res.Regions) > 0 && res.PeakAfter <= tb:
+			// The tiled graph runs within the budget on the target: it
+			// is the fit, without recomputations.
+			f.Tiled, f.tileBudget = res, tb
+			m.Graph = n.Graph
+			o.Budget = remat.BudgetFraction(1)
+			f.Remat, err = m.solve(ctx, m.Graph, keep, o, m.passOptions())
+		case errors.As(terr, &tbe) || terr == nil:
+			// Tiling does not reach the budget either: the remat pass's
+			// error stands, with what tiling reached.
+			if res != nil && len(res.Regions) > 0 {
+				return f, &TileError{Err: err, Target: o.Target.Name(), Original: res.PeakBefore, Reached: res.PeakAfter, Node: res.PeakNode, Budget: tb, Regions: len(res.Regions)}
+			}
+		default:
+			return f, terr
+		}
+	}
 	if err != nil {
 		return f, err
 	}
@@ -212,7 +278,74 @@ func (m *Model) Fit(ctx context.Context, o FitOptions) (*Fit, error) {
 	if f.Placement, err = o.Target.Place(m.Graph, f.Rewrite); err != nil {
 		return f, err
 	}
+	if err := f.checkTarget(); err != nil {
+		return f, err
+	}
 	return f, nil
+}
+
+// TargetError says that the fitted graph would not run within the budget
+// on the target, or not lower than the original, although the solver's
+// liveness model says it fits: the target's allocator does not deliver the
+// plan's saving. The command exits 1 with it and writes nothing.
+type TargetError struct {
+	Target string
+	// OriginalBytes and PeakBytes are the target's predicted peaks of the
+	// original and the fitted graph; BudgetBytes the budget.
+	OriginalBytes, PeakBytes, BudgetBytes int64
+}
+
+func (e *TargetError) Error() string {
+	return fmt.Sprintf("the plan fits the budget of %s under the solver's liveness model but does not lower the peak on the %s target: %s there against the original's %s (its allocator does not turn these recomputations into savings)",
+		remat.FormatBytes(e.BudgetBytes), e.Target, remat.FormatBytes(e.PeakBytes), remat.FormatBytes(e.OriginalBytes))
+}
+
+// checkTarget refuses a fit whose recomputations do not lower the
+// target's predicted peak: its allocator does not turn them into savings.
+func (f *Fit) checkTarget() error {
+	if f.TargetErr != nil || f.Original == nil || f.Placement == nil || f.Remat.Recomputations == 0 {
+		return nil
+	}
+	if f.Placement.PeakBytes >= f.Original.PeakBytes {
+		return &TargetError{Target: f.Target.Name(), OriginalBytes: f.Original.PeakBytes, PeakBytes: f.Placement.PeakBytes, BudgetBytes: f.Remat.BudgetBytes}
+	}
+	return nil
+}
+
+// TileError is the remat pass's error (Err: the budget is below what
+// rematerialization alone reaches) when tiling did not reach the budget
+// either: it lowered the target's peak from Original to Reached (at Node)
+// with Regions regions, above Budget, the budget in the target's terms.
+type TileError struct {
+	Err                       error
+	Target                    string
+	Original, Reached, Budget int64
+	Node                      string
+	Regions                   int
+}
+
+func (e *TileError) Error() string {
+	return fmt.Sprintf("%v; tiling cannot reach it either: %d region(s) lower the %s peak from %s to %s (at %s), above the budget of %s there",
+		e.Err, e.Regions, e.Target, remat.FormatBytes(e.Original), remat.FormatBytes(e.Reached), e.Node, remat.FormatBytes(e.Budget))
+}
+
+func (e *TileError) Unwrap() error { return e.Err }
+
+// redo applies to m, a fresh build, what Fit did to the graph before the
+// remat pass: the same order and the same tiling (both deterministic).
+func (m *Model) redo(ctx context.Context, f *Fit, o FitOptions) error {
+	if f.Reordered {
+		if err := m.reorder(ctx, &Fit{}, f.Target); err != nil {
+			return err
+		}
+	}
+	if f.Tiled != nil {
+		var be *tile.BudgetError
+		if _, err := m.tile(ctx, f.Target, o.Profile, f.tileBudget, o.TileMaxExtra); err != nil && !errors.As(err, &be) {
+			return err
+		}
+	}
+	return nil
 }
 
 // reorder sets m's execution order to the one of least peak under the
@@ -348,9 +481,8 @@ func (m *Model) refine(ctx context.Context, f *Fit, r refiner, keep map[string]b
 			break
 		}
 		n, err := m.Rebuild(ctx)
-		if err == nil && f.Reordered {
-			// The same order again: the order pass is deterministic.
-			err = n.reorder(ctx, &Fit{}, f.Target)
+		if err == nil {
+			err = n.redo(ctx, f, o)
 		}
 		var res2 *remat.Result
 		if err == nil {
@@ -432,6 +564,18 @@ func (f *Fit) Report(m *Model, output, budget string) *report.Compile {
 	r.TimeLimitSeconds = f.TimeLimit.Seconds()
 	r.Target, r.TargetModel = f.Target.Name(), f.Target.Describe()
 	r.ORTRefinement = f.Refinement
+	if t := f.Tiled; t != nil {
+		r.Tiling = &report.Tiling{PeakBeforeBytes: t.PeakBefore, PeakAfterBytes: t.PeakAfter, PeakNode: t.PeakNode}
+		if t.CostBefore > 0 {
+			r.Tiling.ExtraPercent = 100 * (t.CostAfter - t.CostBefore) / t.CostBefore
+		}
+		for _, g := range t.Regions {
+			r.Tiling.Regions = append(r.Tiling.Regions, report.TileRegion{
+				Nodes: len(g.Nodes), FirstNode: g.Nodes[0], LastNode: g.Nodes[len(g.Nodes)-1], Bands: g.Bands, Axis: g.Axis,
+				HaloRows: g.Halo, PeakBeforeBytes: g.PeakBefore, PeakAfterBytes: g.PeakAfter, ExtraSeconds: g.ExtraCost, ExtraPercent: g.ExtraPercent,
+			})
+		}
+	}
 	r.Order = string(OrderFile)
 	if f.FilePeakBytes > 0 {
 		r.Order = string(OrderAuto)

@@ -46,6 +46,9 @@ type compileOptions struct {
 	ortRefine int
 	// order is -order (pipeline.Order); arena the -arena sidecar file.
 	order string
+	// tile is -tile (pipeline.Tile) and tileMaxExtra -tile-max-extra.
+	tile         string
+	tileMaxExtra float64
 	arena string
 	// sweepSVG is -sweep-svg; verify runs verify on the written model
 	// (-verify).
@@ -56,7 +59,7 @@ type compileOptions struct {
 func compileCmd() *command {
 	return &command{
 		name:  "compile",
-		usage: "model.onnx -o out.onnx [-budget 70%|512MiB|device|sweep[:FROM-TO:STEP]] [-target ort|liveness] [-solver auto|NAME] [-profile NAME|file.yaml] [-time-limit 60s] [-report plan.json|plan.html] [-verify] [-sweep-svg sweep.svg] [-emit-milp model.lp|.mps] [-train [-loss sum|mean|mse:TARGET|softmax-xent:LABEL] [-trainable all|NAME,...] [-optimizer sgd:LR]] [-keep NODE,...] [-ort-refine N] [-order file|auto] [-arena plan.json] [-input-shape name=DIMS] [-dim sym=N] [-d check,dump]",
+		usage: "model.onnx -o out.onnx [-budget 70%|512MiB|device|sweep[:FROM-TO:STEP]] [-target ort|liveness] [-solver auto|NAME] [-profile NAME|file.yaml] [-time-limit 60s] [-report plan.json|plan.html] [-verify] [-sweep-svg sweep.svg] [-emit-milp model.lp|.mps] [-train [-loss sum|mean|mse:TARGET|softmax-xent:LABEL] [-trainable all|NAME,...] [-optimizer sgd:LR]] [-keep NODE,...] [-ort-refine N] [-order file|auto] [-tile auto|off] [-tile-max-extra F] [-arena plan.json] [-input-shape name=DIMS] [-dim sym=N] [-d check,dump]",
 		short: "Choose which values to keep and which to recompute so that the model runs within a memory budget, and write the rewritten model (the default command: `remat-compile model.onnx -o out.onnx -budget 70%`).",
 		setup: func(fs *flag.FlagSet) func(context.Context, []string, *Streams) error {
 			o := &compileOptions{}
@@ -73,6 +76,8 @@ func compileCmd() *command {
 			fs.BoolVar(&o.verify, "verify", false, "after writing, run the original and the rewrite in ONNX Runtime (as `remat-compile verify` does, at levels disabled and all) and add the measured memory per node to the report")
 			fs.StringVar(&o.emitMILP, "emit-milp", "", "write the Checkmate MILP of the problem at the budget to `file` (.lp or .mps), for Gurobi, HiGHS or SCIP")
 			fs.StringVar(&o.keep, "keep", "", "comma-separated `nodes` whose outputs the plan must never recompute (kept from their first computation to their last use)")
+			fs.StringVar(&o.tile, "tile", string(pipeline.TileAuto), "`auto` (when rematerialization alone cannot reach the budget, split memory-heavy regions of spatially local ops into bands that recompute their halos, then rematerialize) or off")
+			fs.Float64Var(&o.tileMaxExtra, "tile-max-extra", 0, "bound on the compute tiling may add, as a `fraction` of the model's (0.15 is 15%; 0: none)")
 			fs.StringVar(&o.order, "order", string(pipeline.OrderFile), "execution `order`: file (the file's) or auto (the order of least peak under the target's memory model, chosen before the plan and forced on the runtime where that lowers its peak)")
 			fs.StringVar(&o.arena, "arena", "", "also write a static arena plan of the written model to `file` (JSON, remat-arena/v1): an offset for every activation in one arena, the bytes an edge runtime must reserve")
 			fs.IntVar(&o.ortRefine, "ort-refine", pipeline.DefaultRefineSolves, "when ONNX Runtime's allocator would keep less than 80% of the plan's predicted saving, re-solve up to `N` times, each time keeping the recomputed values that ORT's planner would hold at its peak anyway (0: off)")
@@ -122,6 +127,13 @@ func runCompile(ctx context.Context, o *compileOptions, path string, st *Streams
 	if err != nil {
 		return err
 	}
+	tiling, err := pipeline.ParseTile(o.tile)
+	if err != nil {
+		return err
+	}
+	if o.tileMaxExtra < 0 {
+		return usagef("-tile-max-extra %v: want a fraction of at least 0, such as 0.15", o.tileMaxExtra)
+	}
 	milpFormat := ""
 	if o.emitMILP != "" {
 		switch strings.ToLower(filepath.Ext(o.emitMILP)) {
@@ -167,7 +179,7 @@ func runCompile(ctx context.Context, o *compileOptions, path string, st *Streams
 	}
 	fo := pipeline.FitOptions{
 		Target: target, Profile: prof, Budget: budget, Solver: solver, TimeLimit: o.timeLimit,
-		Keep: splitList(o.keep), RefineSolves: refine, Order: order, Timelines: o.report != "",
+		Keep: splitList(o.keep), RefineSolves: refine, Order: order, Tile: tiling, TileMaxExtra: o.tileMaxExtra, Timelines: o.report != "",
 	}
 	if sweep != nil {
 		return runSweep(ctx, o, m, fo, *sweep, st)
@@ -184,7 +196,13 @@ func runCompile(ctx context.Context, o *compileOptions, path string, st *Streams
 		}
 	}
 	if runErr != nil {
-		return compileError(runErr, budget, prof)
+		err := compileError(runErr, budget, prof)
+		var te *pipeline.TileError
+		if errors.As(runErr, &te) && err != runErr {
+			err = fmt.Errorf("%w\ntiling cannot reach it either: %d region(s) lower the %s peak from %s to %s (at %s), above the budget of %s there; try a larger -tile-max-extra or -budget %s",
+				err, te.Regions, te.Target, remat.FormatBytes(te.Original), remat.FormatBytes(te.Reached), te.Node, remat.FormatBytes(te.Budget), suggestBudget(te.Reached))
+		}
+		return err
 	}
 	for _, note := range fit.Notes {
 		fmt.Fprintln(st.Err, note)
@@ -237,6 +255,10 @@ func runCompile(ctx context.Context, o *compileOptions, path string, st *Streams
 // compileError turns the pass's error into the command's: an infeasible
 // budget says the smallest peak reached, by whom, and a budget to try.
 func compileError(err error, budget remat.Budget, prof *profiles.Profile) error {
+	var te *pipeline.TargetError
+	if errors.As(err, &te) {
+		return fmt.Errorf("remat-compile: %v; nothing written; try another -budget or -solver, -target liveness to fit the papers' model, or keep the original model", te)
+	}
 	var ie *remat.InfeasibleBudgetError
 	if !errors.As(err, &ie) {
 		return err
@@ -287,11 +309,19 @@ func printCompile(w io.Writer, r *report.Compile, res *remat.Result, budget rema
 		solver += " (plan by " + r.PlanSolver + ")"
 	}
 	fmt.Fprintf(tw, "solver:\t%s, %s in %.2fs\n", solver, describeOptimality(res), r.SolveSeconds)
-	if r.ORTBeforePeakBytes > 0 && (r.Recomputations > 0 || r.Reordered) {
+	if r.ORTBeforePeakBytes > 0 && (r.Recomputations > 0 || r.Reordered || r.Tiling != nil) {
 		fmt.Fprintf(tw, "onnxruntime:\t%s → %s predicted for ONNX Runtime's CPU allocator (planner reuse, arena, parameters) in the order it runs the models\n",
 			formatBytes(r.ORTBeforePeakBytes), formatBytes(r.ORTAfterPeakBytes))
 		fmt.Fprintf(tw, "order:\t%d constraint(s) forced (%s in ORT's own order, %s in the plan's)\n",
 			r.OrderConstraints, formatBytes(r.ORTUnforcedPeakBytes), formatBytes(r.ORTPlanOrderPeakBytes))
+	}
+	if t := r.Tiling; t != nil {
+		fmt.Fprintf(tw, "tiled:\t%d region(s): %s → %s predicted for %s, %+.1f%% compute\n",
+			len(t.Regions), formatBytes(t.PeakBeforeBytes), formatBytes(t.PeakAfterBytes), r.Target, t.ExtraPercent)
+		for _, g := range t.Regions {
+			fmt.Fprintf(tw, "  region:\t%d nodes %s … %s in %d bands (halo rows %v): peak %s → %s, %+.1f%% compute\n",
+				g.Nodes, g.FirstNode, g.LastNode, g.Bands, g.HaloRows, formatBytes(g.PeakBeforeBytes), formatBytes(g.PeakAfterBytes), g.ExtraPercent)
+		}
 	}
 	if r.Order == string(pipeline.OrderAuto) {
 		verdict := "the file's order kept"

@@ -670,3 +670,25 @@ func TestCompileKeep(t *testing.T) {
 		t.Errorf("-keep %s: recomputed %v, peak %d (budget %d)", first[0], again, r.AfterPeakBytes, r.BudgetBytes)
 	}
 }
+
+// TestCompileRefusesPlanTheTargetDoesNotGainFrom: GoogLeNet's training
+// graph at 125 KiB gets a liveness plan from xla-greedy that raises ONNX
+// Runtime's predicted peak (190 KiB → 195 KiB: its planner holds the
+// freed buffers for later values of the same shape); compile writes
+// nothing and says so, exit 1. With -target liveness the same plan is
+// written.
+func TestCompileRefusesPlanTheTargetDoesNotGainFrom(t *testing.T) {
+	dir := t.TempDir()
+	out := filepath.Join(dir, "g.onnx")
+	args := []string{"-train", "zoo:googlenet", "-o", out, "-budget", "125KiB", "-solver", "xla-greedy"}
+	code, stdout, stderr := run(t, args...)
+	if code != exitFailure || !strings.Contains(stderr, "does not lower the peak on the ort target") || !strings.Contains(stderr, "nothing written") {
+		t.Fatalf("exit %d, want 1 with the target's refusal:\n%s%s", code, stdout, stderr)
+	}
+	if _, err := os.Stat(out); !os.IsNotExist(err) {
+		t.Errorf("%s was written: %v", out, err)
+	}
+	if code, stdout, stderr := run(t, append(args, "-target", "liveness")...); code != exitOK {
+		t.Fatalf("-target liveness: exit %d:\n%s%s", code, stdout, stderr)
+	}
+}

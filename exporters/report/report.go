@@ -109,6 +109,8 @@ type Compile struct {
 	Reordered            bool   `json:"reordered"`
 	FileOrderPeakBytes   int64  `json:"file_order_peak_bytes,omitempty"`
 	ChosenOrderPeakBytes int64  `json:"chosen_order_peak_bytes,omitempty"`
+	// Tiling is what tiling did, nil when it did not run.
+	Tiling *Tiling `json:"tiling,omitempty"`
 	// ArenaBytes is the static arena plan's size (-arena), the live peak
 	// it places and its fragmentation in percent; 0 without -arena.
 	ArenaBytes                int64   `json:"arena_bytes,omitempty"`
@@ -141,6 +143,32 @@ type Compile struct {
 	Measured *Measured `json:"measured,omitempty"`
 	// Sweep is the budget sweep the plan came from, when one ran.
 	Sweep *Sweep `json:"sweep,omitempty"`
+}
+
+// Tiling is what tiling did: the target's predicted peak before and after
+// and each region split into bands.
+type Tiling struct {
+	PeakBeforeBytes int64        `json:"peak_before_bytes"`
+	PeakAfterBytes  int64        `json:"peak_after_bytes"`
+	PeakNode        string       `json:"peak_node"`
+	ExtraPercent    float64      `json:"extra_compute_percent"`
+	Regions         []TileRegion `json:"regions"`
+}
+
+// TileRegion is one tiled region: its nodes (the first and last named),
+// bands, the halo rows per band, the peak before and after it and the
+// compute it adds.
+type TileRegion struct {
+	Nodes           int     `json:"nodes"`
+	FirstNode       string  `json:"first_node"`
+	LastNode        string  `json:"last_node"`
+	Bands           int     `json:"bands"`
+	Axis            int     `json:"axis"`
+	HaloRows        []int64 `json:"halo_rows"`
+	PeakBeforeBytes int64   `json:"peak_before_bytes"`
+	PeakAfterBytes  int64   `json:"peak_after_bytes"`
+	ExtraSeconds    float64 `json:"extra_seconds"`
+	ExtraPercent    float64 `json:"extra_compute_percent"`
 }
 
 // Attempt is one solver of a portfolio.

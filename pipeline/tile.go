@@ -1,0 +1,132 @@
+package pipeline
+
+import (
+	"context"
+	"errors"
+
+	"github.com/remat-compile/remat/ir"
+	"github.com/remat-compile/remat/passes/remat"
+	"github.com/remat-compile/remat/passes/tile"
+	"github.com/remat-compile/remat/profiles"
+	"github.com/remat-compile/remat/targets"
+)
+
+// Tile is whether Fit may split memory-heavy regions into spatial bands.
+type Tile string
+
+const (
+	// TileAuto tiles when rematerialization alone cannot reach the budget
+	// (the budget is below the largest single-node working set, as on
+	// CNN inference graphs): passes/tile brings the target's predicted
+	// peak under the budget, and the remat pass then fits the tiled graph.
+	TileAuto Tile = "auto"
+	// TileOff never tiles.
+	TileOff Tile = "off"
+)
+
+// ParseTile reads a -tile flag value.
+func ParseTile(s string) (Tile, error) {
+	switch t := Tile(s); t {
+	case TileAuto, TileOff:
+		return t, nil
+	case "":
+		return TileAuto, nil
+	}
+	return "", optionErrorf("-tile %q: want auto (tile when rematerialization alone cannot reach the budget) or off", s)
+}
+
+// tileRules is a target that knows where its runtime lets a tiled region
+// end without changing the arithmetic (targets/ort: ONNX Runtime's fusions
+// and blocked layouts), and the order it runs a graph in.
+type tileRules interface {
+	TileRuntime() *tile.Runtime
+	RunOrder(g *ir.Graph) ([]*ir.Node, error)
+}
+
+// tileOptions are passes/tile's options for fitting g to budget bytes on
+// target t with prof's costs; maxExtra bounds the extra compute (0: none).
+func tileOptions(t targets.Target, prof *profiles.Profile, budget int64, maxExtra float64) tile.Options {
+	o := tile.Options{
+		Memory:   t.Memory(),
+		Budget:   budget,
+		MaxExtra: maxExtra,
+		Cost: func(n *ir.Node) float64 {
+			c, err := prof.Cost(n)
+			if err != nil {
+				return 0
+			}
+			return c.Seconds
+		},
+	}
+	if r, ok := t.(tileRules); ok {
+		o.Runtime, o.Order = r.TileRuntime(), r.RunOrder
+	}
+	return o
+}
+
+// tile splits regions of m's graph into bands until the target's peak is
+// within budget bytes. A *tile.BudgetError leaves the regions that lowered
+// the peak in place and is returned with the result.
+func (m *Model) tile(ctx context.Context, t targets.Target, prof *profiles.Profile, budget int64, maxExtra float64) (*tile.Result, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	return tile.Fit(m.Graph, tileOptions(t, prof, budget, maxExtra))
+}
+
+// Floor is where a model's peak cannot go lower: the largest single-node
+// working set (no rematerialization goes below it) and what tiling
+// reaches below that.
+type Floor struct {
+	// NodeBytes is the largest working set of one node (its inputs and
+	// outputs, liveness), that of Node.
+	NodeBytes int64  `json:"single_node_floor_bytes"`
+	Node      string `json:"single_node_floor_node"`
+	// TargetBytes is the target's predicted peak of the graph as it is;
+	// TiledBytes the lowest peak tiling reached under the target's
+	// model, at TiledNode, with the regions it tiled.
+	TargetBytes int64               `json:"target_peak_bytes"`
+	TiledBytes  int64               `json:"tiled_floor_bytes"`
+	TiledNode   string              `json:"tiled_floor_node"`
+	Regions     []tile.RegionReport `json:"regions"`
+	// Note says why tiling found nothing, when it did not.
+	Note string `json:"note,omitempty"`
+}
+
+// Floor measures m's floors (see Floor) on a fresh copy of its graph: the
+// single-node floor under liveness, and the lowest peak passes/tile
+// reaches under the target's model with at most maxExtra extra compute
+// (0: no bound). m is not changed.
+func (m *Model) Floor(ctx context.Context, t targets.Target, prof *profiles.Profile, maxExtra float64) (*Floor, error) {
+	if t == nil {
+		t = Targets()[0]
+	}
+	n, err := m.Rebuild(ctx)
+	if err != nil {
+		return nil, err
+	}
+	cost := func(x *ir.Node) float64 { c, _ := prof.Cost(x); return c.Seconds }
+	p, _, err := remat.Lower(n.Graph, cost, remat.LowerOptions{})
+	if err != nil {
+		return nil, err
+	}
+	f := &Floor{}
+	if fl := p.Floor(); fl.Node >= 0 {
+		f.NodeBytes, f.Node = fl.Bytes, p.Name(fl.Node)
+	}
+	res, err := n.tile(ctx, t, prof, 0, maxExtra)
+	var be *tile.BudgetError
+	switch {
+	case errors.As(err, &be):
+	case err != nil:
+		f.Note = err.Error()
+		return f, nil
+	}
+	if res != nil {
+		f.TargetBytes, f.TiledBytes, f.TiledNode, f.Regions = res.PeakBefore, res.PeakAfter, res.PeakNode, res.Regions
+		if len(res.Regions) == 0 {
+			f.Note = "no region of spatially local ops lowers the peak"
+		}
+	}
+	return f, nil
+}
