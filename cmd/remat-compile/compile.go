@@ -49,7 +49,7 @@ type compileOptions struct {
 	// tile is -tile (pipeline.Tile) and tileMaxExtra -tile-max-extra.
 	tile         string
 	tileMaxExtra float64
-	arena string
+	arena        string
 	// sweepSVG is -sweep-svg; verify runs verify on the written model
 	// (-verify).
 	sweepSVG string
