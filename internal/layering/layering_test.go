@@ -40,6 +40,7 @@ var rules = []struct {
 	{"passes/autodiff", []string{"passes", "ir", "passes/shapes"}},
 	{"passes/remat/*", []string{"passes/remat", "internal/milp", "internal/cbc"}},
 	{"passes/remat/solvers", []string{"passes/remat", "passes/remat/*"}},
+	{"passes/remat/peerbench", []string{"passes/remat", "passes/remat/*"}},
 	{"passes/remat/solvertest", []string{"passes/remat"}},
 	{"internal/milp", []string{"internal/cbc", "github.com/ebitengine/purego"}},
 	{"internal/cbc", []string{"github.com/ebitengine/purego"}},
