@@ -48,8 +48,8 @@ func main() {
 		o.Multipliers = append(o.Multipliers, m)
 	}
 	o.Progress = func(r peerbench.Row) {
-		fmt.Fprintf(os.Stderr, "%s %.0f%% %s: %s TDI %.2f%% peak %d (%s) in %.1f s, gap %.2f pp\n",
-			r.Peer.Key, 100*r.Multiplier, r.Solver, r.Status, r.TDI, r.Peak, remat.FormatBytes(r.Peak), r.TimeToBest, r.Gap)
+		fmt.Fprintf(os.Stderr, "%s %.0f%% %s: %s TDI %.2f%% peak %d (%s) in %.1f s (MOCCASIN's TDI at %.1f s), gap %.2f pp\n",
+			r.Peer.Key, 100*r.Multiplier, r.Solver, r.Status, r.TDI, r.Peak, remat.FormatBytes(r.Peak), r.TimeToBest, r.TimeToPublished, r.Gap)
 	}
 	rows, err := peerbench.Run(context.Background(), o)
 	if err != nil {
