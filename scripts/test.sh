@@ -25,4 +25,6 @@ if [[ " $* " != *" -short "* ]]; then
   echo "== fuzz (bounded)"
   go test -run '^$' -fuzz '^FuzzImport$' -fuzztime 45s ./importers/onnx
   go test -run '^$' -fuzz '^FuzzParse$' -fuzztime 20s ./ir/irtext
+  go test -run '^$' -fuzz '^FuzzReadNodeLink$' -fuzztime 10s ./passes/remat/interchange
+  go test -run '^$' -fuzz '^FuzzReadTWRemat$' -fuzztime 10s ./passes/remat/interchange
 fi
