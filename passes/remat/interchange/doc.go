@@ -22,7 +22,10 @@
 //     ready, the first one in the file's node order, children in the
 //     order of their first link. A node's id is its `id` when every node
 //     has one, else its `name` (MOCCASIN's layered graphs); ids are
-//     integers or strings, as in Python.
+//     integers or strings, as in Python. A graph marked undirected is an
+//     error (one without `directed` is taken as directed), parallel links
+//     count once, and links may sit under `links` or, as networkx 3.4
+//     names them, `edges`.
 //   - the text input of Kumar et al.'s (2019) public TWRemat tool
 //     (TWRematText), as its Python front ends write it: a header
 //     `p remat2`, an optional `memlimit BYTES`, and one line per node,

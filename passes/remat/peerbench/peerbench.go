@@ -28,26 +28,32 @@ const EnvDir = "REMAT_PEER_GRAPHS"
 // FindDir returns the directory that holds the Table3 files: $REMAT_PEER_GRAPHS
 // when set, else the first shared/benchmarks/moccasin found in the working
 // directory or one of its parents (the project keeps the peers' data in
-// ../shared beside its checkouts).
+// ../shared beside its checkouts). It is an error when a file of Table3
+// is not there.
 func FindDir() (string, error) {
-	if d := os.Getenv(EnvDir); d != "" {
-		return d, nil
-	}
-	wd, err := os.Getwd()
-	if err != nil {
-		return "", err
-	}
-	for d := wd; ; {
-		c := filepath.Join(d, "shared", "benchmarks", "moccasin")
-		if st, err := os.Stat(c); err == nil && st.IsDir() {
-			return c, nil
+	dir := os.Getenv(EnvDir)
+	if dir == "" {
+		wd, err := os.Getwd()
+		if err != nil {
+			return "", err
 		}
-		up := filepath.Dir(d)
-		if up == d {
-			return "", fmt.Errorf("peerbench: MOCCASIN's graphs not found: no shared/benchmarks/moccasin above %s; set %s to the directory holding %s and the other Table 3 files", wd, EnvDir, Table3[0].File)
+		for d := wd; dir == ""; {
+			c := filepath.Join(d, "shared", "benchmarks", "moccasin")
+			if st, err := os.Stat(c); err == nil && st.IsDir() {
+				dir = c
+			} else if up := filepath.Dir(d); up != d {
+				d = up
+			} else {
+				return "", fmt.Errorf("peerbench: MOCCASIN's graphs not found: no shared/benchmarks/moccasin above %s; set %s to the directory holding %s and the other Table 3 files", wd, EnvDir, Table3[0].File)
+			}
 		}
-		d = up
 	}
+	for _, p := range Table3 {
+		if _, err := os.Stat(filepath.Join(dir, p.File)); err != nil {
+			return "", fmt.Errorf("peerbench: %s (%s) is missing from %s: %w", p.Label, p.File, dir, err)
+		}
+	}
+	return dir, nil
 }
 
 // Options configure Run. The zero value runs auto on all six graphs at

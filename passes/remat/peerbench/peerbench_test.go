@@ -3,30 +3,35 @@ package peerbench_test
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/remat-compile/remat/passes/remat"
+	"github.com/remat-compile/remat/passes/remat/interchange"
 	"github.com/remat-compile/remat/passes/remat/peerbench"
 	"github.com/remat-compile/remat/passes/remat/solvers"
 )
 
+// graphsDir is the directory of MOCCASIN's published graphs. They are
+// data the tests need: missing, the test fails, except under -short.
 func graphsDir(t *testing.T) string {
 	t.Helper()
 	d, err := peerbench.FindDir()
-	if err == nil {
-		_, err = os.Stat(filepath.Join(d, peerbench.Table3[0].File))
+	if err != nil && testing.Short() {
+		t.Skipf("-short: %v", err)
 	}
 	if err != nil {
-		if testing.Short() {
-			t.Skipf("MOCCASIN's graphs are not at hand (-short): %v", err)
-		}
-		t.Fatalf("MOCCASIN's graphs are needed: %v", err)
+		t.Fatal(err)
 	}
 	return d
 }
@@ -121,8 +126,102 @@ func TestRunBadOptions(t *testing.T) {
 			t.Errorf("%+v: error %v, want %q", c.o, err, c.want)
 		}
 	}
-	t.Setenv(peerbench.EnvDir, "/some/where")
-	if d, err := peerbench.FindDir(); err != nil || d != "/some/where" {
-		t.Errorf("FindDir with %s set: %q, %v", peerbench.EnvDir, d, err)
+	dir := graphsDir(t)
+	t.Setenv(peerbench.EnvDir, dir)
+	if d, err := peerbench.FindDir(); err != nil || d != dir {
+		t.Errorf("FindDir with %s=%s: %q, %v", peerbench.EnvDir, dir, d, err)
 	}
+	empty := t.TempDir()
+	t.Setenv(peerbench.EnvDir, empty)
+	if _, err := peerbench.FindDir(); err == nil || !strings.Contains(err.Error(), "RL G1 (random_layered_n100") {
+		t.Errorf("FindDir with %s=%s (empty): %v", peerbench.EnvDir, empty, err)
+	}
+}
+
+// TestPeerGraphs reads the six graphs of MOCCASIN's Table 3 and checks
+// them against the published figures: node and edge counts, the no-remat
+// peak of the input order (MOCCASIN's semantics) for G1–G4, and the
+// Table 3 budgets ⌊0.9 × peak⌋ and ⌊0.8 × peak⌋ in GiB for CM 1 and CM 2,
+// whose order is networkx's topological_sort (compared with the order
+// networkx 3.6.1 printed, by digest).
+func TestPeerGraphs(t *testing.T) {
+	dir := graphsDir(t)
+	// sha256 of the ids in networkx.topological_sort order, joined by ",".
+	nxOrder := map[string]string{
+		"CM1": "1df73980f6ac8e1a1c65856dbd0278859ae0e003411f48fbff9331f6e2830d03",
+		"CM2": "d5ca2484fe400eed5d7d5ec45f4b52881c3c6249ec6ab1a84e67a34b5f506f20",
+	}
+	for _, peer := range peerbench.Table3 {
+		t.Run(peer.Key, func(t *testing.T) {
+			path := filepath.Join(dir, peer.File)
+			p, format, err := interchange.Load(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			g, err := interchange.LoadWith(path, interchange.Options{Semantics: interchange.FreeSinks})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !slices.Equal(g.Problem.Names, p.Names) || len(g.Problem.Outputs) != 0 || g.Problem.ConstBytes != 0 {
+				t.Errorf("the default semantics of node-link files is not free-sinks: outputs %v, const %d", g.Problem.Outputs, g.Problem.ConstBytes)
+			}
+			if p.N() != peer.Nodes || g.Edges != peer.Edges {
+				t.Errorf("(n, m) = (%d, %d), Table 3 says (%d, %d)", p.N(), g.Edges, peer.Nodes, peer.Edges)
+			}
+			if p.BudgetBytes != remat.NoBudget {
+				t.Errorf("budget %d; a node-link file has none", p.BudgetBytes)
+			}
+			base, err := remat.EvaluateNoRemat(p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ids := strings.Join(p.Names, ",")
+			if strings.HasPrefix(peer.Key, "G") {
+				if format != interchange.NodeLinkMoccasin {
+					t.Errorf("format %v", format)
+				}
+				if base.PeakBytes != peer.NoRematPeak {
+					t.Errorf("no-remat peak %d, the README says %d", base.PeakBytes, peer.NoRematPeak)
+				}
+				if want := graphOrder(t, path); ids != want {
+					t.Errorf("the order is not graph.order")
+				}
+				return
+			}
+			if format != interchange.NodeLinkCheckmate {
+				t.Errorf("format %v", format)
+			}
+			sum := sha256.Sum256([]byte(ids))
+			if got := hex.EncodeToString(sum[:]); got != nxOrder[peer.Key] {
+				t.Errorf("the order is not networkx's topological_sort (digest %s); it starts %.80s", got, ids)
+			}
+			for _, row := range peer.Rows {
+				m := peerbench.Budget(row.Multiplier, base.PeakBytes)
+				if got := fmt.Sprintf("%.1f GB", float64(m)/(1<<30)); got != row.Budget {
+					t.Errorf("M at %v = %d B = %s; Table 3 prints %s", row.Multiplier, m, got, row.Budget)
+				}
+			}
+		})
+	}
+}
+
+// graphOrder reads graph.order of a MOCCASIN file on its own.
+func graphOrder(t *testing.T, path string) string {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc struct {
+		Graph struct {
+			Order []int `json:"order"`
+		} `json:"graph"`
+	}
+	if err := json.Unmarshal(data, &doc); err != nil {
+		t.Fatal(err)
+	}
+	s := make([]string, len(doc.Graph.Order))
+	for k, v := range doc.Graph.Order {
+		s[k] = fmt.Sprint(v)
+	}
+	return strings.Join(s, ",")
 }
