@@ -27,4 +27,6 @@ if [[ " $* " != *" -short "* ]]; then
   go test -run '^$' -fuzz '^FuzzParse$' -fuzztime 20s ./ir/irtext
   go test -run '^$' -fuzz '^FuzzImportGraphDef$' -fuzztime 20s ./importers/graphdef
   go test -run '^$' -fuzz '^FuzzImportModelJSON$' -fuzztime 20s ./importers/graphdef
+  go test -run '^$' -fuzz '^FuzzReadNodeLink$' -fuzztime 10s ./passes/remat/interchange
+  go test -run '^$' -fuzz '^FuzzReadTWRemat$' -fuzztime 10s ./passes/remat/interchange
 fi

@@ -42,6 +42,7 @@ var rules = []struct {
 	{"passes/autodiff", []string{"passes", "ir", "passes/shapes"}},
 	{"passes/remat/*", []string{"passes/remat", "internal/milp", "internal/cbc"}},
 	{"passes/remat/solvers", []string{"passes/remat", "passes/remat/*"}},
+	{"passes/remat/peerbench", []string{"passes/remat", "passes/remat/*"}},
 	{"passes/remat/solvertest", []string{"passes/remat"}},
 	{"targets", []string{"ir", "passes/memory", "passes/remat"}},
 	{"targets/ort", []string{"ir", "passes/memory", "passes/remat", "passes/tile", "targets", "exporters/onnx"}},

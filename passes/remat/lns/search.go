@@ -118,8 +118,10 @@ func (w *worker) destroy() {
 // none of its plans is better. Each worker continues from its current plan
 // (a walk that the annealing rule lets stray from the best), or, with
 // reset, from best. Worker k's random stream depends on seed, round and
-// k only.
-func runRound(workers []*worker, best *solution, reset bool, iters int, seed uint64, round int, threads int, temp float64) []*solution {
+// k only. improved, when not nil, is told of every plan a worker finds
+// that is better than its best so far (from the worker's goroutine).
+func runRound(workers []*worker, best *solution, reset bool, iters int, seed uint64, round int, threads int, temp float64,
+	improved func(*solution, int)) []*solution {
 	out := make([]*solution, len(workers))
 	var wg sync.WaitGroup
 	next := atomic.Int32{}
@@ -145,6 +147,9 @@ func runRound(workers []*worker, best *solution, reset bool, iters int, seed uin
 					if w.iterate() && w.s.extra < mine.extra {
 						if cand := w.s.snapshot(); cand.better(mine) {
 							mine = cand
+							if improved != nil {
+								improved(cand, round)
+							}
 						}
 					}
 				}

@@ -6,6 +6,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"runtime"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -112,17 +113,30 @@ type run struct {
 	opts     Options
 	start    time.Time
 	progress func(remat.Progress)
+	// mu serializes progress reports: workers report the plans they find
+	// in the middle of a round (improved).
+	mu       sync.Mutex
 	lastEl   float64
+	reported float64 // the least recomputation cost reported so far
 	base     float64 // Σ C_i: the cost of computing every node once
 	bound    float64 // a lower bound on the cost of any plan within the budget
 	stop     atomic.Bool
 }
 
 // report sends a progress report with the cost of sol as the incumbent.
+// It may be called from several goroutines.
 func (r *run) report(sol *solution, note string) {
 	if r.progress == nil {
 		return
 	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.emit(sol, note)
+}
+
+// emit is report with r.mu held.
+func (r *run) emit(sol *solution, note string) {
+	r.reported = min(r.reported, sol.extra)
 	el := max(time.Since(r.start).Seconds(), r.lastEl)
 	r.lastEl = el
 	inc := sol.total
@@ -171,7 +185,7 @@ func solve(ctx context.Context, p *remat.Problem, progress func(remat.Progress),
 		defer cancel()
 	}
 	n := p.N()
-	r := &run{p: p, opts: opts, start: time.Now(), progress: progress, base: p.LowerBoundSeconds()}
+	r := &run{p: p, opts: opts, start: time.Now(), progress: progress, base: p.LowerBoundSeconds(), reported: math.Inf(1)}
 	r.bound = r.base
 	r.g = newGraph(p)
 	stopWatch := context.AfterFunc(ctx, func() { r.stop.Store(true) })
@@ -259,7 +273,7 @@ func solve(ctx context.Context, p *remat.Problem, progress func(remat.Progress),
 	stale := 0
 	for round := 0; round < opts.Rounds && stale < opts.Patience && best.extra > lb*(1+1e-9) && !r.stop.Load(); round++ {
 		reset := round%resetEvery == 0
-		sols := runRound(workers, best, reset, opts.Iterations, opts.Seed, round, opts.Threads, temp)
+		sols := runRound(workers, best, reset, opts.Iterations, opts.Seed, round, opts.Threads, temp, r.improved)
 		if b := bestOf(sols); b.better(best) {
 			best = b
 			stale = 0
@@ -269,6 +283,21 @@ func solve(ctx context.Context, p *remat.Problem, progress func(remat.Progress),
 		}
 	}
 	return r.finish(best)
+}
+
+// improved reports a plan that a worker found in the middle of a round
+// when it is cheaper than every plan reported so far: the round's best,
+// which the search keeps, is at least as cheap, so a progress report says
+// as soon as a plan of that cost exists (the plans do not depend on it).
+func (r *run) improved(sol *solution, round int) {
+	if r.progress == nil {
+		return
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if sol.extra < r.reported-1e-9*math.Max(1, math.Abs(r.reported)) {
+		r.emit(sol, fmt.Sprintf("round %d: %d recomputations", round+1, sol.nRec))
+	}
 }
 
 // finish turns a solution into a checked plan, with the Lagrangian bound

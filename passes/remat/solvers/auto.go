@@ -48,10 +48,10 @@ const AutoName = "auto"
 // cheaper, often the only one found, and a 150 to 200 s MILP warm-started
 // from it (100/236 at 80 %, 250/944 at 90 %) improved nothing.
 //
-// Time: when ctx has a deadline, each heuristic may use at most a share
-// of the time left (half of it split among the heuristics still to run),
-// the search at most three quarters of what is left when the LP bound
-// follows; every stage cut short returns its best plan so far, so Auto
+// Time: when ctx has a deadline, the heuristics together may use at most
+// a tenth of the time left (heuristicsShare), each an equal share of what
+// is left of it, the search at most three quarters of what is left when
+// the LP bound follows; every stage cut short returns its best plan so far, so Auto
 // returns the best plan found when the deadline passes or ctx is
 // cancelled (Ctrl-C).
 //
@@ -77,6 +77,14 @@ const (
 	exactMaxNodes  = 30
 	exactTimeLimit = 10 * time.Second
 )
+
+// heuristicsShare: the heuristics get 1/heuristicsShare of the time left.
+// On graphs where none of them fits the budget, the greedy ones are the
+// slowest and search longest (on MOCCASIN's 1000-node G4, chen-greedy and
+// linearized-greedy take over a second of CPU each and find no plan at 90
+// or 80 % of the peak), and every second they spend is one the search does
+// not have.
+const heuristicsShare = 10
 
 // boundMaxNodes bounds the problems on which Auto solves the LP
 // relaxation for a lower bound: past it the relaxation, with O(n·|E|)
@@ -163,11 +171,15 @@ func solveAuto(ctx context.Context, p *remat.Problem, progress func(remat.Progre
 		p: p, start: time.Now(), progress: progress, trace: remat.ContextTrace(ctx),
 		bestCost: math.Inf(1), bound: p.LowerBoundSeconds(),
 	}
+	// The heuristics together get at most a tenth of the time left; each
+	// an equal share of what is left of that.
+	gctx, gcancel := fractionOf(ctx, 1, heuristicsShare)
+	defer gcancel()
 	for k, h := range heuristics {
-		if ctx.Err() != nil {
+		if gctx.Err() != nil {
 			break
 		}
-		hctx, cancel := shareOf(ctx, 2*(len(heuristics)-k))
+		hctx, cancel := shareOf(gctx, len(heuristics)-k)
 		t0 := time.Now()
 		plan, err := h.Solve(hctx, p, a.sub(h.Name))
 		cancel()
