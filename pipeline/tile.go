@@ -35,11 +35,9 @@ func ParseTile(s string) (Tile, error) {
 	return "", optionErrorf("-tile %q: want auto (tile when rematerialization alone cannot reach the budget) or off", s)
 }
 
-// tileRules is a target that knows where its runtime lets a tiled region
-// end without changing the arithmetic (targets/ort: ONNX Runtime's fusions
-// and blocked layouts), and the order it runs a graph in.
-type tileRules interface {
-	TileRuntime() *tile.Runtime
+// runOrder is a target that can say the order its runtime runs a graph
+// in (targets/ort).
+type runOrder interface {
 	RunOrder(g *ir.Graph) ([]*ir.Node, error)
 }
 
@@ -58,8 +56,18 @@ func tileOptions(t targets.Target, prof *profiles.Profile, budget int64, maxExtr
 			return c.Seconds
 		},
 	}
-	if r, ok := t.(tileRules); ok {
-		o.Runtime, o.Order = r.TileRuntime(), r.RunOrder
+	if r, ok := t.(runOrder); ok {
+		o.Order = r.RunOrder
+	}
+	if _, ok := t.(onnxRuntime); ok {
+		// ONNX Runtime: where a region may end without changing the
+		// arithmetic (passes/tile's measured rules: fusion groups tiled
+		// whole, the NCHWc blocked layout kept around a region), for
+		// 8-channel blocks, AVX2's: a tiling exact under them is exact
+		// under AVX-512's 16-channel blocks too, so the written model
+		// keeps its bitwise outputs on either kind of x86 machine.
+		r := tile.ORTBlocks(8)
+		o.Runtime = &r
 	}
 	return o
 }

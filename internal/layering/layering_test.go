@@ -45,7 +45,7 @@ var rules = []struct {
 	{"passes/remat/peerbench", []string{"passes/remat", "passes/remat/*"}},
 	{"passes/remat/solvertest", []string{"passes/remat"}},
 	{"targets", []string{"ir", "passes/memory", "passes/remat"}},
-	{"targets/ort", []string{"ir", "passes/memory", "passes/remat", "passes/tile", "targets", "exporters/onnx"}},
+	{"targets/ort", []string{"ir", "passes/memory", "passes/remat", "targets", "exporters/onnx"}},
 	{"targets/liveness", []string{"ir", "passes/memory", "passes/remat", "targets"}},
 	{"pipeline", []string{"ir", "ir/irtext", "importers/*", "passes", "passes/*", "passes/remat/*", "targets", "targets/*", "exporters/*", "profiles", "internal/zoo", "internal/atomicfile"}},
 	{"internal/atomicfile", nil},

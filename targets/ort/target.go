@@ -20,7 +20,6 @@ import (
 	"github.com/remat-compile/remat/ir"
 	"github.com/remat-compile/remat/passes/memory"
 	"github.com/remat-compile/remat/passes/remat"
-	"github.com/remat-compile/remat/passes/tile"
 	"github.com/remat-compile/remat/targets"
 )
 
@@ -191,17 +190,6 @@ func layoutKey(v *ir.Value) string {
 		return ""
 	}
 	return fmt.Sprint(v.Type.DType.Bits(), dims)
-}
-
-// TileRuntime is where a tiled region may end in ONNX Runtime without
-// changing the arithmetic (passes/tile's measured rules: fusion groups
-// are tiled whole, and a region keeps the NCHWc blocked layout of the
-// nodes around it). The rules assume 8-channel blocks, AVX2's: a tiling
-// exact under them is exact under AVX-512's 16-channel blocks too, so the
-// written model keeps its bitwise outputs on either kind of x86 machine.
-func (Target) TileRuntime() *tile.Runtime {
-	r := tile.ORTBlocks(8)
-	return &r
 }
 
 // RunOrder is the order in which ONNX Runtime runs g as the pipeline
