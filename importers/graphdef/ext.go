@@ -98,6 +98,14 @@ func (m *ModelInfo) TFJSTopLevel() (keys []string, values []json.RawMessage, ok 
 	return keys, values, true
 }
 
+// TFJSSource returns model.json as read (nil for a binary GraphDef).
+func (m *ModelInfo) TFJSSource() []byte {
+	if m.TFJS == nil {
+		return nil
+	}
+	return m.TFJS.Source
+}
+
 // TFJSShards returns the weight shards as read: their paths as the manifest
 // writes them (relative to the model's directory), in manifest order, the
 // manifest group of each, and their contents. Writing them back unchanged
@@ -140,6 +148,9 @@ type TFJSInfo struct {
 	// BaseDir is the directory the shard paths were resolved against (""
 	// when the shards came from Options.Shards).
 	BaseDir string
+	// Source is model.json as read, byte for byte: an exporter writes it
+	// back unchanged when the model it writes is the model read.
+	Source []byte
 }
 
 // Field returns the raw JSON of the top-level member key, or nil.
@@ -153,10 +164,7 @@ func (t *TFJSInfo) Field(key string) json.RawMessage {
 }
 
 // JSONField is one member of a JSON object: its key and raw value.
-type JSONField struct {
-	Key   string
-	Value json.RawMessage
-}
+type JSONField = tfpb.JSONMember
 
 // WeightGroup is one group of the weights manifest.
 type WeightGroup struct {

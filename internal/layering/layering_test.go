@@ -34,6 +34,7 @@ var rules = []struct {
 	{"internal/pbtest", []string{"google.golang.org/protobuf/*"}}, // tests only
 	{"importers/*", []string{"ir", "internal/onnxpb", "internal/tfpb", "internal/pbcheck", "google.golang.org/protobuf/*"}},
 	{"exporters/onnx", []string{"ir", "internal/onnxpb", "internal/atomicfile", "passes/remat", "google.golang.org/protobuf/*"}},
+	{"exporters/graphdef", []string{"ir", "internal/tfpb", "internal/atomicfile", "passes/remat", "google.golang.org/protobuf/*"}},
 	{"exporters/report", []string{"ir", "passes/remat"}},
 	{"profiles", []string{"ir", "gopkg.in/yaml.v3"}},
 	{"passes", []string{"ir"}},
@@ -51,7 +52,7 @@ var rules = []struct {
 	{"bench", []string{"ir", "pipeline", "passes/autodiff", "passes/remat", "passes/remat/*", "profiles"}},
 	{"verify", []string{"ir", "pipeline", "targets", "targets/*", "importers/*", "exporters/*", "internal/onnxpb", "internal/ort", "internal/tfjs", "google.golang.org/protobuf/*"}},
 	{"profiles/measure", []string{"ir", "pipeline", "profiles", "internal/ort", "exporters/onnx", "importers/onnx", "passes/autodiff", "passes/remat", "passes/shapes", "verify"}},
-	{"internal/testmodels", []string{"ir", "importers/onnx", "exporters/onnx", "internal/ort"}}, // tests only
+	{"internal/testmodels", []string{"ir", "importers/onnx", "exporters/onnx", "internal/ort", "internal/tfjs"}}, // tests only
 	{"internal/milp", []string{"internal/cbc", "github.com/ebitengine/purego"}},
 	{"internal/cbc", []string{"github.com/ebitengine/purego"}},
 	{"internal/ort", []string{"github.com/yalue/onnxruntime_go"}},
