@@ -46,6 +46,7 @@ var rules = []struct {
 	{"passes/remat/solvertest", []string{"passes/remat"}},
 	{"targets", []string{"ir", "passes/memory", "passes/remat"}},
 	{"targets/ort", []string{"ir", "passes/memory", "passes/remat", "targets", "exporters/onnx"}},
+	{"targets/tfjs", []string{"ir", "passes/memory", "passes/remat", "targets", "exporters/graphdef", "internal/tfpb"}},
 	{"targets/liveness", []string{"ir", "passes/memory", "passes/remat", "targets"}},
 	{"pipeline", []string{"ir", "ir/irtext", "importers/*", "passes", "passes/*", "passes/remat/*", "targets", "targets/*", "exporters/*", "profiles", "internal/zoo", "internal/atomicfile"}},
 	{"internal/atomicfile", nil},
