@@ -80,11 +80,11 @@ type kernelJSON struct {
 type nodeJSON struct {
 	Outputs          []*tensorInfoJSON `json:"outputs"`
 	Name             string            `json:"name"`
-	Op               string `json:"op"`
-	KernelsEnd       int    `json:"kernelsEnd"`
-	BytesBeforeFree  int64  `json:"bytesBeforeFree"`
-	BytesAfterFree   int64  `json:"bytesAfterFree"`
-	TensorsAfterFree int    `json:"tensorsAfterFree"`
+	Op               string            `json:"op"`
+	KernelsEnd       int               `json:"kernelsEnd"`
+	BytesBeforeFree  int64             `json:"bytesBeforeFree"`
+	BytesAfterFree   int64             `json:"bytesAfterFree"`
+	TensorsAfterFree int               `json:"tensorsAfterFree"`
 }
 
 type tensorInfoJSON struct {
