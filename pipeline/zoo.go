@@ -6,17 +6,20 @@ import (
 	"strings"
 
 	"github.com/remat-compile/remat/internal/zoo"
+	"github.com/remat-compile/remat/internal/zoo/tfgraph"
 	"github.com/remat-compile/remat/ir"
 )
 
 // ZooHelp documents the "zoo:" source syntax Load accepts in place of a
 // model file.
-const ZooHelp = "zoo:NAME[:small|default][:batch=N][:res=N][:width=F][:depth=N][:classes=N][:seed=N]"
+const ZooHelp = "zoo:NAME[:small|default][:batch=N][:res=N][:width=F][:depth=N][:classes=N][:seed=N][:tf]"
 
 // BuildZoo builds the zoo model that spec (without the "zoo:" prefix)
 // names: NAME, then options applied left to right to its Small
 // configuration (small and default select a whole configuration; the
-// other keys set one field of it). A bad spec is an *OptionError.
+// other keys set one field of it); "tf" builds it as a TensorFlow graph
+// (internal/zoo/tfgraph: NHWC, TensorFlow ops, the same weights), which
+// the convolutional networks have. A bad spec is an *OptionError.
 func BuildZoo(spec string) (*ir.Graph, error) {
 	parts := strings.Split(spec, ":")
 	m, ok := zoo.Lookup(parts[0])
@@ -28,6 +31,7 @@ func BuildZoo(spec string) (*ir.Graph, error) {
 		return nil, optionErrorf("zoo:%s: unknown model; the zoo has %s", parts[0], strings.Join(names, ", "))
 	}
 	cfg := m.Small
+	asTF := false
 	for _, p := range parts[1:] {
 		key, val, hasVal := strings.Cut(p, "=")
 		bad := func(want string) error {
@@ -46,8 +50,10 @@ func BuildZoo(spec string) (*ir.Graph, error) {
 			cfg = m.Small
 		case p == "default":
 			cfg = m.Default
+		case p == "tf":
+			asTF = true
 		case !hasVal:
-			return nil, bad("small, default or KEY=VALUE")
+			return nil, bad("small, default, tf or KEY=VALUE")
 		case key == "batch":
 			cfg.Batch, err = positive(1 << 16)
 		case key == "res":
@@ -78,6 +84,11 @@ func BuildZoo(spec string) (*ir.Graph, error) {
 	g, err := m.Build(cfg)
 	if err != nil {
 		return nil, fmt.Errorf("zoo:%s: %w", spec, err)
+	}
+	if asTF {
+		if g, err = tfgraph.Convert(g); err != nil {
+			return nil, optionErrorf("zoo:%s: %v", spec, err)
+		}
 	}
 	return g, nil
 }

@@ -48,7 +48,7 @@ var rules = []struct {
 	{"targets/ort", []string{"ir", "passes/memory", "passes/remat", "targets", "exporters/onnx"}},
 	{"targets/tfjs", []string{"ir", "passes/memory", "passes/remat", "targets", "exporters/graphdef", "internal/tfpb"}},
 	{"targets/liveness", []string{"ir", "passes/memory", "passes/remat", "targets"}},
-	{"pipeline", []string{"ir", "ir/irtext", "importers/*", "passes", "passes/*", "passes/remat/*", "targets", "targets/*", "exporters/*", "profiles", "internal/zoo", "internal/atomicfile"}},
+	{"pipeline", []string{"ir", "ir/irtext", "importers/*", "passes", "passes/*", "passes/remat/*", "targets", "targets/*", "exporters/*", "profiles", "internal/zoo", "internal/zoo/tfgraph", "internal/atomicfile"}},
 	{"internal/atomicfile", nil},
 	{"bench", []string{"ir", "pipeline", "passes/autodiff", "passes/remat", "passes/remat/*", "profiles"}},
 	{"verify", []string{"ir", "pipeline", "targets", "targets/*", "importers/*", "exporters/*", "internal/onnxpb", "internal/ort", "internal/tfjs", "google.golang.org/protobuf/*"}},
@@ -59,6 +59,7 @@ var rules = []struct {
 	{"internal/ort", []string{"github.com/yalue/onnxruntime_go"}},
 	{"internal/tfjs", nil},
 	{"internal/zoo", []string{"ir"}},
+	{"internal/zoo/tfgraph", []string{"ir", "passes/shapes"}},
 	{"internal/layering", nil},
 	{"internal/e2e", nil},      // tests only
 	{"internal/memcheck", nil}, // tests only

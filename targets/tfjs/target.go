@@ -21,13 +21,16 @@
 // control input, has run (getNodeLiveUntilMap), so a control consumer
 // holds a value as a data one does (memory.Options.Holds); the weights,
 // the feeds and the outputs of the nodes whose outputs are requested are
-// never disposed during the call. Kernels' temporaries are not modelled;
-// a gate's NoOp output (a 4-byte scalar) is not counted.
+// never disposed during the call. The intermediate tensors of the ops
+// that tfjs-core composes from several kernels count while the op runs
+// (Workspace); temporaries inside one kernel are invisible to the engine,
+// and a gate's NoOp output (a 4-byte scalar) is not counted.
 package tfjs
 
 import (
 	"fmt"
 	"slices"
+	"strings"
 
 	gdexp "github.com/remat-compile/remat/exporters/graphdef"
 	"github.com/remat-compile/remat/ir"
@@ -75,14 +78,71 @@ func (Target) Memory() memory.Options { return Memory() }
 // written file holds besides (gates, Consts with control inputs, outputs
 // of requested nodes).
 func Memory() memory.Options {
-	return memory.Options{ValueBytes: Bytes, Holds: controlHolds}
+	return memory.Options{ValueBytes: Bytes, Holds: controlHolds, Workspace: Workspace}
+}
+
+// Workspace is the bytes of the tensors an op of TensorFlow.js 4.22 holds
+// besides its outputs when the engine samples its last kernel: the ops
+// that tfjs-core composes from several kernels, whose intermediate
+// tensors the engine counts until the op returns (tfjs-core ops/*.ts):
+//
+//	FusedBatchNorm*  the kernel's result before the reshape that returns it
+//	                 (and x reshaped to 4-D, for x of rank below 4)
+//	_FusedMatMul     a and b reshaped to 3-D, and the kernel's result before its reshape
+//	AvgPool          the kernel's result before the cast that returns it
+//	                 (and x reshaped to 4-D, for a 3-D x)
+//	Pack             tfjs-converter squeezes the first input to compare shapes,
+//	                 and squeezes and reshapes each input of another shape
+//
+// Every other op the models use runs one kernel (measured: the test
+// compares every node's workspace with the profile's kernels).
+func Workspace(n *ir.Node) int64 {
+	if n.Domain != ir.TFDomain {
+		return 0
+	}
+	size := func(v *ir.Value) int64 {
+		if v == nil {
+			return 0
+		}
+		b, _ := Bytes(v)
+		return b
+	}
+	switch n.Op {
+	case "FusedBatchNorm", "FusedBatchNormV2", "FusedBatchNormV3":
+		ws := size(n.Outputs[0])
+		if r := n.Inputs[0].Type.Rank(); r >= 0 && r < 4 {
+			ws += size(n.Inputs[0])
+		}
+		return ws
+	case "_FusedMatMul":
+		return size(n.Inputs[0]) + size(n.Inputs[1]) + size(n.Outputs[0])
+	case "AvgPool":
+		ws := size(n.Outputs[0])
+		if n.Inputs[0].Type.Rank() == 3 {
+			ws += size(n.Inputs[0])
+		}
+		return ws
+	case "Pack":
+		ws := size(n.Inputs[0])
+		for _, v := range n.Inputs[1:] {
+			if !v.Type.Equal(n.Inputs[0].Type) {
+				ws += 2 * size(v)
+			}
+		}
+		return ws
+	}
+	return 0
 }
 
 // Bytes is the size of v as TensorFlow.js keeps it: its element count
 // times 4 for float and integer types (tfjs computes in float32 and
 // int32), 1 for bool, 8 for complex64; unknown for strings and unknown
-// shapes or types.
+// shapes or types. The outputs of FusedBatchNorm* after y take nothing:
+// TensorFlow.js does not compute them.
 func Bytes(v *ir.Value) (int64, bool) {
+	if d := v.Def; d != nil && v.Index > 0 && strings.HasPrefix(d.Op, "FusedBatchNorm") && d.Domain == ir.TFDomain {
+		return 0, true // tfjs computes y alone, not the batch statistics
+	}
 	n, ok := v.Type.NumElements()
 	if !ok {
 		return 0, false
@@ -246,7 +306,7 @@ func Simulate(g *ir.Graph, opts gdexp.Options) (*memory.Result, *Run, error) {
 func simulateRun(g *ir.Graph, run *Run) (*memory.Result, error) {
 	mo := Memory()
 	mo.Holds = func(n *ir.Node) []*ir.Value { return run.Holds[n] }
-	mo.Workspace = func(n *ir.Node) int64 { return run.Workspace[n] }
+	mo.Workspace = func(n *ir.Node) int64 { return Workspace(n) + run.Workspace[n] }
 	return memory.Simulate(g, run.Seq, mo)
 }
 
