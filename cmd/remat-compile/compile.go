@@ -53,7 +53,7 @@ type compileOptions struct {
 func compileCmd() *command {
 	return &command{
 		name:  "compile",
-		usage: "model.onnx -o out.onnx [-budget 70%|512MiB] [-target ort|liveness] [-solver auto|NAME] [-profile NAME|file.yaml] [-time-limit 60s] [-report plan.json] [-emit-milp model.lp|.mps] [-train [-loss sum|mean|mse:TARGET|softmax-xent:LABEL] [-trainable all|NAME,...] [-optimizer sgd:LR]] [-keep NODE,...] [-ort-refine N] [-order file|auto] [-arena plan.json] [-input-shape name=DIMS] [-dim sym=N] [-d check,dump]",
+		usage: "model.onnx|graph.pb|model.json -o out [-budget 70%|512MiB] [-target ort|tfjs|liveness] [-solver auto|NAME] [-profile NAME|file.yaml] [-time-limit 60s] [-report plan.json] [-emit-milp model.lp|.mps] [-train [-loss sum|mean|mse:TARGET|softmax-xent:LABEL] [-trainable all|NAME,...] [-optimizer sgd:LR]] [-keep NODE,...] [-ort-refine N] [-order file|auto] [-arena plan.json] [-input-shape name=DIMS] [-dim sym=N] [-d check,dump]",
 		short: "Choose which values to keep and which to recompute so that the model runs within a memory budget, and write the rewritten model (the default command: `remat-compile model.onnx -o out.onnx -budget 70%`).",
 		setup: func(fs *flag.FlagSet) func(context.Context, []string, *Streams) error {
 			o := &compileOptions{}
@@ -63,7 +63,7 @@ func compileCmd() *command {
 			fs.StringVar(&o.budget, "budget", "", "memory `budget` for activations: bytes with a unit (512MiB, 1.5GB, 1000000) or a percentage of the peak without rematerialization (70%); device (the default): the profile's memory capacity less the model's inputs and parameters")
 			fs.StringVar(&o.solver, "solver", solvers.Default, "`solver` (see `remat-compile solvers`)")
 			fs.StringVar(&o.profile, "profile", pipeline.DefaultProfile, "device profile: a built-in `name` ("+strings.Join(profiles.Builtins(), ", ")+") or a .yaml file; gives each node's cost and the default budget")
-			fs.StringVar(&o.target, "target", "ort", "the `runtime` to fit for: "+targetNames()+"; its allocator's model predicts the peaks and its order is forced on the written model")
+			fs.StringVar(&o.target, "target", "", "the `runtime` to fit for: "+targetNames()+" (default ort for ONNX models, tfjs for TensorFlow graphs); its allocator's model predicts the peaks and its order is forced on the written model")
 			fs.DurationVar(&o.timeLimit, "time-limit", pipeline.DefaultTimeLimit, "bound on the solver's `time`; it returns its best plan when the time is up")
 			fs.StringVar(&o.report, "report", "", "write a JSON report of the plan to `file`: peaks, overhead, and every node's decision with its reason")
 			fs.StringVar(&o.emitMILP, "emit-milp", "", "write the Checkmate MILP of the problem at the budget to `file` (.lp or .mps), for Gurobi, HiGHS or SCIP")
@@ -105,9 +105,10 @@ func runCompile(ctx context.Context, o *compileOptions, path string, st *Streams
 	if o.timeLimit <= 0 {
 		return usagef("-time-limit %v: want a positive duration such as 60s", o.timeLimit)
 	}
-	target, err := pipeline.LookupTarget(o.target)
-	if err != nil {
-		return err
+	if o.target != "" {
+		if _, err := pipeline.LookupTarget(o.target); err != nil {
+			return err
+		}
 	}
 	order, err := pipeline.ParseOrder(o.order)
 	if err != nil {
@@ -144,6 +145,10 @@ func runCompile(ctx context.Context, o *compileOptions, path string, st *Streams
 	// With -train the budget's percentage, the peaks and the target's
 	// predictions are the training graph's.
 	m, err := pipeline.Load(ctx, path, lo)
+	if err != nil {
+		return err
+	}
+	target, err := m.TargetFor(o.target)
 	if err != nil {
 		return err
 	}
@@ -265,6 +270,10 @@ func printCompile(w io.Writer, r *report.Compile, res *remat.Result, budget rema
 			formatBytes(r.ORTBeforePeakBytes), formatBytes(r.ORTAfterPeakBytes))
 		fmt.Fprintf(tw, "order:\t%d constraint(s) forced (%s in ORT's own order, %s in the plan's)\n",
 			r.OrderConstraints, formatBytes(r.ORTUnforcedPeakBytes), formatBytes(r.ORTPlanOrderPeakBytes))
+	}
+	if r.TFJSBeforePeakBytes > 0 && r.Recomputations > 0 {
+		fmt.Fprintf(tw, "tensorflow.js:\t%s → %s predicted for tf.profile in the order TensorFlow.js's executor runs the models (%s in the plan's order)\n",
+			formatBytes(r.TFJSBeforePeakBytes), formatBytes(r.TFJSAfterPeakBytes), formatBytes(r.TFJSPlanOrderPeakBytes))
 	}
 	if r.Order == string(pipeline.OrderAuto) {
 		verdict := "the file's order kept"

@@ -333,6 +333,16 @@ func (Target) RuntimeOrder(g *ir.Graph) ([]*ir.Node, error) {
 	return seq, nil
 }
 
+// SimulateWritten simulates g under Memory() as TensorFlow.js runs it as
+// written (no rewrite): the result and the sequence it refers to.
+func (Target) SimulateWritten(g *ir.Graph) (*memory.Result, []*ir.Node, error) {
+	res, run, err := Simulate(g, exportOptions(nil))
+	if err != nil {
+		return nil, nil, err
+	}
+	return res, run.Seq, nil
+}
+
 // Original predicts g's peak in TensorFlow.js as written, without a
 // rewrite (ours does not matter: a TensorFlow graph is written in its own
 // order either way).
