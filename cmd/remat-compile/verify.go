@@ -22,13 +22,14 @@ type verifyOptions struct {
 	inputShapes listFlag
 	inputValues listFlag
 	json        bool
+	backend     string
 }
 
 func verifyCmd() *command {
 	return &command{
 		name:  "verify",
-		usage: "[-levels disabled,all] [-runs N] [-seed S] [-input-shape name=DIMS] [-input-value name=INT] [-json] orig.onnx remat.onnx",
-		short: "Run a model and its rematerialized rewrite in ONNX Runtime: check bitwise-identical outputs and that every recomputation survived and ran where the plan put it; report both activation peaks and run times.",
+		usage: "[-levels disabled,all] [-backend wasm|cpu] [-runs N] [-seed S] [-input-shape name=DIMS] [-input-value name=INT] [-json] orig.onnx|orig.pb|model.json remat.onnx|remat.pb|remat.json",
+		short: "Run a model and its rematerialized rewrite in ONNX Runtime (ONNX models) or TensorFlow.js (TensorFlow graphs): check bitwise-identical outputs and that every recomputation survived and ran where the plan put it; report both activation peaks and run times.",
 		setup: func(fs *flag.FlagSet) func(context.Context, []string, *Streams) error {
 			o := &verifyOptions{}
 			fs.StringVar(&o.levels, "levels", "disabled,all", "comma-separated ORT optimization `levels` to verify at: disabled, basic, extended, layout, all")
@@ -37,6 +38,7 @@ func verifyCmd() *command {
 			fs.Var(&o.inputShapes, "input-shape", "`name=1x3x224x224`: the shape of a graph input with dynamic dimensions (repeatable)")
 			fs.Var(&o.inputValues, "input-value", "`name=INT`: fill a graph input with this value instead of random ones, e.g. a sample rate (repeatable)")
 			fs.BoolVar(&o.json, "json", false, "print JSON instead of text")
+			fs.StringVar(&o.backend, "backend", "wasm", "TensorFlow.js `backend` for TensorFlow graphs: wasm or cpu (both models run on it)")
 			return func(ctx context.Context, args []string, st *Streams) error {
 				if len(args) != 2 {
 					return usagef("verify takes two model files (the original and the rematerialized one), got %d arguments", len(args))
@@ -48,6 +50,9 @@ func verifyCmd() *command {
 }
 
 func runVerify(ctx context.Context, o *verifyOptions, origPath, rematPath string, st *Streams) error {
+	if verify.IsTFModel(origPath) || verify.IsTFModel(rematPath) {
+		return runVerifyTF(ctx, o, origPath, rematPath, st)
+	}
 	levels, err := parseLevels(o.levels)
 	if err != nil {
 		return err

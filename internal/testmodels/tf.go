@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/remat-compile/remat/internal/tfjs"
+	"github.com/remat-compile/remat/ir"
 )
 
 // TFModel is one real TensorFlow.js graph model of the manifest that
@@ -88,4 +89,28 @@ func RequireTFJS(t testing.TB) string {
 		t.Fatalf("TensorFlow.js unavailable (run scripts/setup.sh, or use -short to skip the tfjs tests): %v", err)
 	}
 	return dir
+}
+
+// TypesFromTFJS types every output of the nodes of g that ran in r (a
+// TensorFlow.js run of the model g was imported from) as TensorFlow.js
+// computed it (tfjs.Result.Executed): the tests of what follows shape
+// inference check TensorFlow graphs on their own with it.
+func TypesFromTFJS(g *ir.Graph, r *tfjs.Result) {
+	byName := map[string]*ir.Node{}
+	for _, n := range g.Nodes {
+		byName[n.Name] = n
+	}
+	for _, e := range r.Executed {
+		n := byName[e.Name]
+		if n == nil {
+			continue
+		}
+		for k, o := range e.Outputs {
+			if k >= len(n.Outputs) || n.Outputs[k] == nil || o.Shape == nil {
+				continue
+			}
+			dt := map[tfjs.DType]ir.DType{tfjs.Float32: ir.Float32, tfjs.Int32: ir.Int32, tfjs.Bool: ir.Bool}[o.DType]
+			n.Outputs[k].Type = ir.TensorOf(dt, o.Shape...)
+		}
+	}
 }

@@ -15,30 +15,6 @@ import (
 	"github.com/remat-compile/remat/targets/tfjs"
 )
 
-// setTypes types every output of the nodes that ran as TensorFlow.js
-// computed it (Result.Executed), so that the memory model is checked on
-// its own, whatever shape inference says.
-func setTypes(t *testing.T, g *ir.Graph, r *rt.Result) {
-	t.Helper()
-	byName := map[string]*ir.Node{}
-	for _, n := range g.Nodes {
-		byName[n.Name] = n
-	}
-	for _, e := range r.Executed {
-		n := byName[e.Name]
-		if n == nil {
-			continue
-		}
-		for k, o := range e.Outputs {
-			if k >= len(n.Outputs) || n.Outputs[k] == nil || o.Shape == nil {
-				continue
-			}
-			dt := map[rt.DType]ir.DType{rt.Float32: ir.Float32, rt.Int32: ir.Int32, rt.Bool: ir.Bool}[o.DType]
-			n.Outputs[k].Type = ir.TensorOf(dt, o.Shape...)
-		}
-	}
-}
-
 // TestMemoryRealModels holds the memory model to tf.profile's measured
 // peak (less the weights and feeds) on every real model, on the wasm
 // backend, within 5% (it predicts them to the byte but for one
@@ -72,7 +48,7 @@ func TestMemoryRealModels(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		setTypes(t, g, r)
+		testmodels.TypesFromTFJS(g, r)
 		pl, err := tfjs.Target{Backend: tfjs.Backend(r.Backend)}.Original(g, false)
 		if err != nil {
 			t.Fatalf("%s: %v", m.Name, err)
@@ -174,7 +150,7 @@ func TestWorkspace(t *testing.T) {
 	checked := map[string]int{}
 	for i, r := range res {
 		g := graphs[i]
-		setTypes(t, g, r)
+		testmodels.TypesFromTFJS(g, r)
 		byName := map[string]*ir.Node{}
 		for _, n := range g.Nodes {
 			byName[n.Name] = n
