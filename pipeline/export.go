@@ -29,6 +29,9 @@ func (m *Model) Export(path string, f *Fit, valueInfo bool) error {
 	if SamePath(path, m.Source) {
 		return fmt.Errorf("refusing to overwrite the input model %s: write the output to another path", m.Source)
 	}
+	if err := m.checkOutputFormat(path); err != nil {
+		return err
+	}
 	if m.IsTF() {
 		return m.exportTF(path, f)
 	}

@@ -2,6 +2,7 @@ package pipeline
 
 import (
 	"fmt"
+	"path/filepath"
 	"strings"
 
 	gdexp "github.com/remat-compile/remat/exporters/graphdef"
@@ -126,6 +127,21 @@ func (f *Fit) tfjsReport(r *report.Compile) {
 	r.TFJSPlanOrderPeakBytes = f.Placement.PlanOrderPeakBytes
 	r.OrderConstraints = len(f.Placement.Writing.Order)
 	r.OrderedNodes = f.Placement.Writing.Strings()
+}
+
+// checkOutputFormat refuses an output path whose extension names another
+// format than m's: a TensorFlow graph is written as .pb or .json, an ONNX
+// model as anything else (.onnx).
+func (m *Model) checkOutputFormat(path string) error {
+	ext := strings.ToLower(filepath.Ext(path))
+	tfExt := ext == ".pb" || ext == ".json"
+	switch {
+	case m.IsTF() && !tfExt:
+		return optionErrorf("%s: %s is a TensorFlow graph, written as a TensorFlow.js model.json (.json) or a binary GraphDef (.pb), not %q; remat-compile does not convert between TensorFlow and ONNX", path, m.Name, ext)
+	case !m.IsTF() && tfExt:
+		return optionErrorf("%s: %s is an ONNX model; remat-compile writes it as ONNX (.onnx), it does not convert between ONNX and TensorFlow", path, m.Name)
+	}
+	return nil
 }
 
 // exportTF writes m's TensorFlow graph to path: a TensorFlow.js model.json
