@@ -58,7 +58,7 @@ func TestUsage(t *testing.T) {
 		{[]string{"inspect", "-input-shape", "x", "m.onnx"}, exitUsage, `-input-shape "x": want name=DIMxDIMx…`},
 		{[]string{"inspect", "-dim", "batch=-1", "m.onnx"}, exitUsage, `-dim "batch=-1": want symbol=SIZE`},
 		{[]string{"convert", "m.onnx"}, exitUsage, "convert needs -o out.onnx"},
-		{[]string{"inspect", "-memory", "magic", "m.onnx"}, exitUsage, `-memory "magic": want ort or liveness`},
+		{[]string{"inspect", "-memory", "magic", "m.onnx"}, exitUsage, `-memory "magic": want ort, tfjs or liveness`},
 		{[]string{"inspect", "/nonexistent/m.onnx"}, exitFailure, "/nonexistent/m.onnx"},
 		{[]string{"inspect", "-d", "chek", "m.onnx"}, exitUsage, `-d "chek": unknown debug flag "chek"`},
 		{[]string{"inspect", "-value-type", "y=f32[1,", "m.onnx"}, exitUsage, `-value-type "y=f32[1,"`},

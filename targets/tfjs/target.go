@@ -354,21 +354,72 @@ func (t Target) Original(g *ir.Graph, ours bool) (*targets.Placement, error) {
 	return &targets.Placement{PeakBytes: res.PeakBytes}, nil
 }
 
-// Place predicts the peak of the rewritten graph g (rw lists its
-// recomputations, nil for none) as the exporter writes it for
-// TensorFlow.js: recompute chains gated where TensorFlow.js's order would
-// run them before the node the plan runs them after.
+// Place chooses how to write the rewritten graph g (rw lists its
+// recomputations, nil for none) for TensorFlow.js and predicts its peak:
+// the exporter gates each recompute chain that TensorFlow.js's order would
+// run before the node the plan runs it after, and, where TensorFlow.js's
+// order of the other nodes still loses the plan's savings (its peak in
+// that order exceeds the peak in the plan's), order constraints chosen by
+// simulation (targets.ForceOrder) hold the nodes it runs too early behind
+// their plan predecessors, with gates too.
 func (t Target) Place(g *ir.Graph, rw *remat.RewriteResult) (*targets.Placement, error) {
 	opts := exportOptions(rw)
-	res, _, err := Simulate(g, opts)
-	if err != nil {
-		return nil, err
-	}
 	plan, err := memory.Simulate(g, g.Nodes, Memory())
 	if err != nil {
 		return nil, err
 	}
-	return &targets.Placement{PeakBytes: res.PeakBytes, PlanOrderPeakBytes: plan.PeakBytes, UnforcedPeakBytes: res.PeakBytes}, nil
+	score := func(cons []remat.OrderConstraint) (int64, int64, []*ir.Node, error) {
+		o := opts
+		o.Order = cons
+		res, run, err := Simulate(g, o)
+		if err != nil {
+			return 0, 0, nil, err
+		}
+		var excess int64
+		for _, d := range res.During {
+			excess += max(0, d-plan.PeakBytes)
+		}
+		return res.PeakBytes, excess, run.Seq, nil
+	}
+	unforced, _, _, err := score(nil)
+	if err != nil {
+		return nil, err
+	}
+	pl := &targets.Placement{PeakBytes: unforced, PlanOrderPeakBytes: plan.PeakBytes, UnforcedPeakBytes: unforced}
+	if rw == nil || unforced <= plan.PeakBytes {
+		return pl, nil
+	}
+	r, err := targets.ForceOrder(g, plan.PeakBytes, targets.ForceOptions{
+		Simulate: score,
+		CanForce: canGate,
+		IsSource: hasOutput,
+		// The model predicts tf.profile to the byte, but every gate is a
+		// node more: keep constraints that gain 0.2% of the peak.
+		MinGain: max(unforced/500, 1),
+	})
+	if err != nil {
+		return nil, err
+	}
+	pl.Writing.Order, pl.PeakBytes = r.Constraints, r.Peak
+	return pl, nil
+}
+
+// canGate reports whether the exporter can hold n back with a gate: a
+// control input on an op that takes one safely, or an Identity on one of
+// its inputs.
+func canGate(n *ir.Node) bool {
+	return gdexp.SafeControl(n.Op) || len(n.Inputs) > 0
+}
+
+// hasOutput reports whether a node has an output for a gate to wait for
+// (the gate waits for the node itself: any node with outputs that runs).
+func hasOutput(n *ir.Node) bool {
+	for _, o := range n.Outputs {
+		if o != nil {
+			return true
+		}
+	}
+	return false
 }
 
 // TFOrder is Order: the pipeline gives it to exporters/graphdef as
