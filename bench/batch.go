@@ -59,7 +59,8 @@ type MaxBatchOptions struct {
 
 // MaxBatch finds, per zoo: model (without batch=) and solver, the largest
 // training batch up to o.Limit that fits the profile's memory within one
-// extra forward pass of cost (Checkmate §6.4, eq. 10).
+// extra forward pass of cost (Checkmate §6.4, eq. 10). When ctx is
+// cancelled (an interrupt) it returns ctx's error and no rows.
 func MaxBatch(ctx context.Context, models []string, list []remat.Solver, o MaxBatchOptions) ([]MaxBatchRow, error) {
 	prof := o.Profile
 	if prof == nil || prof.MemoryBytes() <= 0 {
@@ -111,6 +112,9 @@ func MaxBatch(ctx context.Context, models []string, list []remat.Solver, o MaxBa
 				o.Log(fmt.Sprintf("bench: %s: %s supports batch %d", a, s.Name, best))
 			}
 		}
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
 	}
 	return rows, nil
 }

@@ -100,7 +100,9 @@ type Options struct {
 }
 
 // Run runs every solver on every graph at every budget. Rows come in that
-// order: graph, budget, solver.
+// order: graph, budget, solver. When ctx is cancelled (an interrupt) it
+// returns ctx's error and no rows: a solve cut short would be a partial
+// row.
 func Run(ctx context.Context, graphs []Graph, o Options) ([]Row, error) {
 	logf := func(format string, args ...any) {
 		if o.Log != nil {
@@ -173,6 +175,9 @@ func Run(ctx context.Context, graphs []Graph, o Options) ([]Row, error) {
 				logf("bench: %s at %s: %s %s in %.1fs", gr.Name, r.Budget, s.Name, r.Status, r.Total)
 			}
 		}
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
 	}
 	bestBounds(rows)
 	return rows, nil

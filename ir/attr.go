@@ -288,6 +288,45 @@ func HalfToFloat32(h uint16) float32 {
 	return math.Float32frombits(sign | (exp+127-15)<<23 | frac<<13)
 }
 
+// Float32ToHalf converts f to the nearest IEEE 754 binary16 value (ties to
+// even), as numpy's float16 conversion does: magnitudes beyond the largest
+// half (65504) round to infinity, those below the smallest subnormal
+// (2^-24) to a signed zero; NaN stays NaN.
+func Float32ToHalf(f float32) uint16 {
+	var sign uint16
+	if math.Signbit(float64(f)) {
+		sign = 0x8000
+	}
+	a := math.Abs(float64(f))
+	switch {
+	case math.IsNaN(a):
+		return sign | 0x7e00
+	case math.IsInf(a, 0):
+		return sign | 0x7c00
+	}
+	// a = frac · 2^exp with frac in [0.5, 1): a normal half keeps 11
+	// significant bits, so its unit in the last place is 2^(exp-11), and a
+	// subnormal one has the fixed unit 2^-24.
+	_, exp := math.Frexp(a)
+	unit := exp - 11
+	if unit < -24 {
+		unit = -24
+	}
+	q := math.RoundToEven(math.Ldexp(a, -unit)) // integer multiple of the unit
+	if q >= 2048 {                              // rounding carried into the next binade
+		q /= 2
+		unit++
+	}
+	if q < 1024 { // subnormal (or zero): the unit is 2^-24
+		return sign | uint16(q)
+	}
+	e := unit + 10 + 15 // biased exponent of q·2^unit, q in [1024, 2048)
+	if e >= 31 {
+		return sign | 0x7c00
+	}
+	return sign | uint16(e)<<10 | uint16(q-1024)
+}
+
 // Int64Tensor builds an int64 tensor of the given shape.
 func Int64Tensor(shape []int64, vals ...int64) *Tensor {
 	raw := make([]byte, 8*len(vals))

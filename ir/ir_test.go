@@ -2,6 +2,7 @@ package ir
 
 import (
 	"errors"
+	"math"
 	"strings"
 	"testing"
 )
@@ -187,6 +188,38 @@ func TestBytes(t *testing.T) {
 		if got != tt.want || ok != tt.ok {
 			t.Errorf("%v.Bytes() = %d, %v; want %d, %v", tt.t, got, ok, tt.want, tt.ok)
 		}
+	}
+}
+
+func TestFloat32ToHalf(t *testing.T) {
+	// Every half that is not NaN converts to float32 and back exactly.
+	for h := 0; h <= 0xffff; h++ {
+		if h&0x7c00 == 0x7c00 && h&0x3ff != 0 {
+			continue
+		}
+		if got := Float32ToHalf(HalfToFloat32(uint16(h))); got != uint16(h) {
+			t.Fatalf("Float32ToHalf(HalfToFloat32(%#x)) = %#x", h, got)
+		}
+	}
+	for _, tt := range []struct {
+		f    float32
+		want uint16
+	}{
+		{1 + 1.0/2048, 0x3c00},           // a tie rounds to the even 1.0
+		{1 + 3.0/2048, 0x3c02},           // and here up to the even 1+2/1024
+		{65519, 0x7bff},                  // below the midpoint to infinity
+		{65520, 0x7c00},                  // the midpoint rounds to infinity
+		{1e-8, 0x0000},                   // below half the smallest subnormal
+		{-3e-8, 0x8001},                  // above half of it: the smallest subnormal
+		{6.1035156e-05 * 0.9999, 0x0400}, // rounds up to the smallest normal
+		{float32(math.Inf(-1)), 0xfc00},
+	} {
+		if got := Float32ToHalf(tt.f); got != tt.want {
+			t.Errorf("Float32ToHalf(%v) = %#x, want %#x", tt.f, got, tt.want)
+		}
+	}
+	if got := Float32ToHalf(float32(math.NaN())); got&0x7c00 != 0x7c00 || got&0x3ff == 0 {
+		t.Errorf("Float32ToHalf(NaN) = %#x, not a NaN", got)
 	}
 }
 

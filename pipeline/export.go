@@ -46,7 +46,13 @@ func (m *Model) exportOptions(f *Fit, valueInfo bool) onnxexp.Options {
 	}
 	res := f.Remat
 	opts.ValueInfo = true
+	// The rewrite carries the plan into the metadata even when nothing is
+	// recomputed (verify checks the placement of an empty list); Placement
+	// decides the forcing.
 	opts.Remat = f.Rewrite
+	if opts.Remat == nil {
+		opts.Remat = res.Rewrite
+	}
 	opts.RematInfo = onnxexp.RematInfo{
 		Solver:             PlanSolver(res),
 		BudgetBytes:        res.BudgetBytes,

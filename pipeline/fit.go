@@ -77,6 +77,10 @@ type FitOptions struct {
 	RefineSolves int
 	// Progress, when not nil, receives the solver's progress reports.
 	Progress func(remat.Progress)
+	// Timelines records what Fit.Detail needs to draw the target's memory
+	// timeline of the original graph (simulated before the fit rewrites
+	// it).
+	Timelines bool
 	// Order chooses the execution order the plan is made in and forced in
 	// (OrderFile by default).
 	Order Order
@@ -138,6 +142,8 @@ type Fit struct {
 	Notes []string
 	// TimeLimit is the time limit each solve had.
 	TimeLimit time.Duration
+
+	detail fitDetail // what Detail needs (detail.go)
 }
 
 // Fit makes m's graph fit the budget on the target: it lowers the graph to
@@ -184,6 +190,7 @@ func (m *Model) Fit(ctx context.Context, o FitOptions) (*Fit, error) {
 	// the written model: a training graph is ours to write too, so it is
 	// written as the rewrite is and compared as written.
 	f.Original, f.TargetErr = o.Target.Original(m.Graph, m.Training != nil)
+	f.detail.record(m, f, o)
 	if order == OrderAuto {
 		if err := m.reorder(ctx, f, o.Target); err != nil {
 			return nil, err

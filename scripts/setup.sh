@@ -23,7 +23,7 @@ TFJS_VERSION=4.22.0
 log() { echo "setup: $*" >&2; }
 
 need_apt=()
-for p in protobuf-compiler python3-onnx python3-numpy coinor-libcbc3 coinor-libclp1; do
+for p in protobuf-compiler python3-onnx python3-numpy coinor-libcbc3 coinor-libclp1 chromium; do
   dpkg -s "$p" >/dev/null 2>&1 || need_apt+=("$p")
 done
 if [ ${#need_apt[@]} -gt 0 ]; then

@@ -16,6 +16,7 @@ import (
 	gdimp "github.com/remat-compile/remat/importers/graphdef"
 	"github.com/remat-compile/remat/internal/tfjs"
 	"github.com/remat-compile/remat/ir"
+	"github.com/remat-compile/remat/pipeline"
 )
 
 // TensorFlow graphs are verified in TensorFlow.js 4.22 (internal/tfjs),
@@ -125,6 +126,42 @@ type TFPlacement struct {
 	BeforePosition   int    `json:"before_position"`
 	OK               bool   `json:"ok"`
 	Problem          string `json:"problem,omitempty"`
+}
+
+// FittedTF verifies the fit f of the TensorFlow graph m, written to
+// rematPath, against m's original (rebuilt from its source and written as
+// model.json in a temporary directory) with RunTF; InputShapes default to
+// the original's input shapes.
+func FittedTF(ctx context.Context, m *pipeline.Model, f *pipeline.Fit, rematPath string, o TFOptions) (*TFReport, error) {
+	orig, err := m.Rebuild(ctx)
+	if err != nil {
+		return nil, err
+	}
+	dir, err := os.MkdirTemp("", "remat-verify-")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(dir)
+	path := filepath.Join(dir, "model.json")
+	if err := orig.ExportOriginal(path, f); err != nil {
+		return nil, fmt.Errorf("verify: writing the original model: %w", err)
+	}
+	if o.InputShapes == nil {
+		o.InputShapes = map[string][]int64{}
+	}
+	for _, v := range orig.Graph.Inputs {
+		if _, ok := o.InputShapes[v.Name]; !ok {
+			if dims, ok := v.Type.Dims(); ok {
+				o.InputShapes[v.Name] = dims
+			}
+		}
+	}
+	r, err := RunTF(ctx, path, rematPath, o)
+	if err != nil {
+		return nil, err
+	}
+	r.Original = m.Source
+	return r, nil
 }
 
 // IsTFModel reports whether path is a TensorFlow graph that RunTF verifies

@@ -109,6 +109,9 @@ type Measure struct {
 	// warm-up run excluded), with the profiler on.
 	MedianRunTimeMS float64   `json:"median_run_time_ms"`
 	RunTimesMS      []float64 `json:"run_times_ms"`
+	// Nodes is the memory after each kernel of the first run, in the
+	// order ORT ran them (Options.NodeMemory; empty otherwise).
+	Nodes []NodeMemory `json:"nodes,omitempty"`
 }
 
 // OutputReport compares one graph output.
@@ -163,6 +166,8 @@ type Options struct {
 	// values (a sample rate).
 	InputShapes map[string][]int64
 	InputValues map[string]int64
+	// NodeMemory records each kernel's memory in Measure.Nodes.
+	NodeMemory bool
 }
 
 // Run runs the original model and its rematerialized rewrite in ONNX
@@ -231,7 +236,7 @@ func Run(ctx context.Context, origPath, rematPath string, o Options) (*Report, e
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		lr, err := verifyLevel(level, origPath, rematPath, inputs, o.Runs, plan)
+		lr, err := verifyLevel(level, origPath, rematPath, inputs, o.Runs, plan, o.NodeMemory)
 		if err != nil {
 			return nil, err
 		}
@@ -423,7 +428,7 @@ func hasMetadataKey(path string) (bool, error) {
 }
 
 // verifyLevel runs both models at one level and checks them.
-func verifyLevel(level, origPath, rematPath string, inputs map[string]ort.Tensor, runs int, p *metadataPlan) (*LevelReport, error) {
+func verifyLevel(level, origPath, rematPath string, inputs map[string]ort.Tensor, runs int, p *metadataPlan, nodeMemory bool) (*LevelReport, error) {
 	// One warm-up run more than asked: the profile is the first run's
 	// (the arena statistics are running values), the run time the median
 	// of the others.
@@ -447,10 +452,10 @@ func verifyLevel(level, origPath, rematPath string, inputs map[string]ort.Tensor
 		}
 		lr.Outputs = append(lr.Outputs, or)
 	}
-	if lr.Orig, err = measure(orig); err != nil {
+	if lr.Orig, err = measure(orig, nodeMemory); err != nil {
 		return nil, fmt.Errorf("verify: the original model at level %s: %w", level, err)
 	}
-	if lr.Rematted, err = measure(rw); err != nil {
+	if lr.Rematted, err = measure(rw, nodeMemory); err != nil {
 		return nil, fmt.Errorf("verify: the remat model at level %s: %w", level, err)
 	}
 	lr.ReductionBytes = lr.Orig.PeakBytes - lr.Rematted.PeakBytes
@@ -501,8 +506,8 @@ func verifyLevel(level, origPath, rematPath string, inputs map[string]ort.Tensor
 }
 
 // measure reads the activation peak from the first run's profile and the
-// run times.
-func measure(res *ort.Result) (Measure, error) {
+// run times, and with nodes the memory after each kernel.
+func measure(res *ort.Result, nodes bool) (Measure, error) {
 	var m Measure
 	p := res.Profile
 	if p == nil || len(p.Nodes) == 0 {
@@ -513,6 +518,9 @@ func measure(res *ort.Result) (Measure, error) {
 	m.ArenaPeakBytes = p.PeakBytes()
 	m.PeakBytes = m.ArenaPeakBytes - m.BaselineBytes
 	m.Kernels = len(p.Nodes)
+	if nodes {
+		m.Nodes = nodeMemory(p, m.BaselineBytes)
+	}
 	times := slices.Clone(res.RunTimes)
 	if len(times) > 1 {
 		times = times[1:] // the warm-up run

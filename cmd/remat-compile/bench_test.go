@@ -14,6 +14,7 @@ import (
 	"testing"
 
 	"github.com/remat-compile/remat/bench"
+	"github.com/remat-compile/remat/ir"
 	"github.com/remat-compile/remat/passes/autodiff"
 	"github.com/remat-compile/remat/passes/remat"
 	"github.com/remat-compile/remat/pipeline"
@@ -334,12 +335,27 @@ func TestZooSpecs(t *testing.T) {
 		"nosuch":           "unknown model",
 		"unet:res=0":       "res=N with 1",
 		"unet:width=-1":    "width=F",
-		"unet:bogus":       "small, default, tf or KEY=VALUE",
+		"unet:bogus":       "small, default, fp16, dynquant, tf or KEY=VALUE",
 		"unet:colour=blue": "one of batch, res",
 		"vgg16:res=33":     "multiple of 32",
 	} {
 		if _, err := pipeline.BuildZoo(spec); err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("zoo:%s: error %v, want one containing %q", spec, err, want)
+		}
+	}
+	// The variants: float16 weights behind float32 inputs and outputs,
+	// ConvInteger in place of Conv.
+	for spec, want := range map[string]string{"unet:fp16": "Cast", "unet:dynquant": "ConvInteger"} {
+		g, err := pipeline.BuildZoo(spec)
+		if err != nil {
+			t.Fatalf("zoo:%s: %v", spec, err)
+		}
+		ops := map[string]bool{}
+		for _, n := range g.Nodes {
+			ops[n.Op] = true
+		}
+		if !ops[want] || g.Inputs[0].Type.DType != ir.Float32 || g.Outputs[0].Type.DType != ir.Float32 {
+			t.Errorf("zoo:%s: ops %v, input %v, output %v; want %s and float32 input and output", spec, ops, g.Inputs[0].Type, g.Outputs[0].Type, want)
 		}
 	}
 	dir := t.TempDir()

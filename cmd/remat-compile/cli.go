@@ -31,6 +31,9 @@ type Streams struct {
 	Out    io.Writer
 	Err    io.Writer
 	ErrTTY bool // progress output only on a terminal
+	// Args is the command line as Main received it, the program name
+	// first (Main sets it), for reports.
+	Args []string
 }
 
 // command is one subcommand: its flags bind into an options struct, and run
@@ -115,6 +118,7 @@ func Main(ctx context.Context, args []string, st *Streams) int {
 	if err != nil {
 		return exitUsage // flag already printed the problem and the usage
 	}
+	st.Args = append([]string{"remat-compile"}, args...)
 	err = run(ctx, pos, st)
 	return exitStatus(st, cmd.name, err)
 }

@@ -6,7 +6,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -48,24 +47,30 @@ type compileOptions struct {
 	// order is -order (pipeline.Order); arena the -arena sidecar file.
 	order string
 	arena string
+	// sweepSVG is -sweep-svg; verify runs verify on the written model
+	// (-verify).
+	sweepSVG string
+	verify   bool
 }
 
 func compileCmd() *command {
 	return &command{
 		name:  "compile",
-		usage: "model.onnx|graph.pb|model.json -o out [-budget 70%|512MiB] [-target ort|tfjs|liveness] [-solver auto|NAME] [-profile NAME|file.yaml] [-time-limit 60s] [-report plan.json] [-emit-milp model.lp|.mps] [-train [-loss sum|mean|mse:TARGET|softmax-xent:LABEL] [-trainable all|NAME,...] [-optimizer sgd:LR]] [-keep NODE,...] [-ort-refine N] [-order file|auto] [-arena plan.json] [-input-shape name=DIMS] [-dim sym=N] [-d check,dump]",
+		usage: "model.onnx|graph.pb|model.json -o out [-budget 70%|512MiB|device|sweep[:FROM-TO:STEP]] [-target ort|tfjs|liveness] [-solver auto|NAME] [-profile NAME|file.yaml] [-time-limit 60s] [-report plan.json|plan.html] [-verify] [-sweep-svg sweep.svg] [-emit-milp model.lp|.mps] [-train [-loss sum|mean|mse:TARGET|softmax-xent:LABEL] [-trainable all|NAME,...] [-optimizer sgd:LR]] [-keep NODE,...] [-ort-refine N] [-order file|auto] [-arena plan.json] [-input-shape name=DIMS] [-dim sym=N] [-d check,dump]",
 		short: "Choose which values to keep and which to recompute so that the model runs within a memory budget, and write the rewritten model (the default command: `remat-compile model.onnx -o out.onnx -budget 70%`).",
 		setup: func(fs *flag.FlagSet) func(context.Context, []string, *Streams) error {
 			o := &compileOptions{}
 			o.load.register(fs)
 			o.training.register(fs, "rematerialize the training graph (forward, loss and backward, built in standard ONNX ops) instead of the inference graph; with -solver checkpoint-all, write the plain training graph")
 			fs.StringVar(&o.out, "o", "", "output `file` (required; never the input)")
-			fs.StringVar(&o.budget, "budget", "", "memory `budget` for activations: bytes with a unit (512MiB, 1.5GB, 1000000) or a percentage of the peak without rematerialization (70%); device (the default): the profile's memory capacity less the model's inputs and parameters")
+			fs.StringVar(&o.budget, "budget", "", "memory `budget` for activations: bytes with a unit (512MiB, 1.5GB, 1000000) or a percentage of the peak without rematerialization (70%), or sweep[:FROM-TO:STEP] to solve a series of percentages (default sweep:100-5:5) down to the smallest feasible and print a table; device (the default): the profile's memory capacity less the model's inputs and parameters")
 			fs.StringVar(&o.solver, "solver", solvers.Default, "`solver` (see `remat-compile solvers`)")
 			fs.StringVar(&o.profile, "profile", pipeline.DefaultProfile, "device profile: a built-in `name` ("+strings.Join(profiles.Builtins(), ", ")+") or a .yaml file; gives each node's cost and the default budget")
 			fs.StringVar(&o.target, "target", "", "the `runtime` to fit for: "+targetNames()+" (default ort for ONNX models, tfjs for TensorFlow graphs); its allocator's model predicts the peaks and its order is forced on the written model")
 			fs.DurationVar(&o.timeLimit, "time-limit", pipeline.DefaultTimeLimit, "bound on the solver's `time`; it returns its best plan when the time is up")
-			fs.StringVar(&o.report, "report", "", "write a JSON report of the plan to `file`: peaks, overhead, and every node's decision with its reason")
+			fs.StringVar(&o.report, "report", "", "write a report of the plan to `file`: plan.json (JSON: peaks, overhead, every node's decision with its reason, the memory timelines) or plan.html (one self-contained page with the timelines, the R matrix, the decisions and the sweep)")
+			fs.StringVar(&o.sweepSVG, "sweep-svg", "", "with -budget sweep, draw the overhead-against-peak curve to `file` (.svg)")
+			fs.BoolVar(&o.verify, "verify", false, "after writing, run the original and the rewrite in ONNX Runtime (as `remat-compile verify` does, at levels disabled and all) and add the measured memory per node to the report")
 			fs.StringVar(&o.emitMILP, "emit-milp", "", "write the Checkmate MILP of the problem at the budget to `file` (.lp or .mps), for Gurobi, HiGHS or SCIP")
 			fs.StringVar(&o.keep, "keep", "", "comma-separated `nodes` whose outputs the plan must never recompute (kept from their first computation to their last use)")
 			fs.StringVar(&o.order, "order", string(pipeline.OrderFile), "execution `order`: file (the file's) or auto (the order of least peak under the target's memory model, chosen before the plan and forced on the runtime where that lowers its peak)")
@@ -75,7 +80,7 @@ func compileCmd() *command {
 				if len(args) != 1 {
 					return usagef("compile takes one model file, got %d arguments", len(args))
 				}
-				if o.out == "" {
+				if o.out == "" && !pipeline.IsSweep(o.budget) {
 					return usagef("compile needs -o out.onnx")
 				}
 				return runCompile(ctx, o, args[0], st)
@@ -94,7 +99,11 @@ func targetNames() string {
 }
 
 func runCompile(ctx context.Context, o *compileOptions, path string, st *Streams) error {
-	budget, err := parseBudget(o.budget)
+	sweep, budgetFlag, err := o.checkReportFlags()
+	if err != nil {
+		return err
+	}
+	budget, err := parseBudget(budgetFlag)
 	if err != nil {
 		return err
 	}
@@ -161,11 +170,16 @@ func runCompile(ctx context.Context, o *compileOptions, path string, st *Streams
 	if refine <= 0 {
 		refine = -1
 	}
-	pl := newProgressLine(st)
-	fit, runErr := m.Fit(ctx, pipeline.FitOptions{
+	fo := pipeline.FitOptions{
 		Target: target, Profile: prof, Budget: budget, Solver: solver, TimeLimit: o.timeLimit,
-		Keep: splitList(o.keep), RefineSolves: refine, Progress: pl.report, Order: order,
-	})
+		Keep: splitList(o.keep), RefineSolves: refine, Order: order, Timelines: o.report != "",
+	}
+	if sweep != nil {
+		return runSweep(ctx, o, m, fo, *sweep, st)
+	}
+	pl := newProgressLine(st)
+	fo.Progress = pl.report
+	fit, runErr := m.Fit(ctx, fo)
 	pl.done()
 	// The MILP file is written whatever the solver found: it is how a user
 	// takes an infeasible or slow problem to another solver.
@@ -183,7 +197,11 @@ func runCompile(ctx context.Context, o *compileOptions, path string, st *Streams
 	if err := m.Export(o.out, fit, true); err != nil {
 		return err
 	}
+	// The solvers are anytime: interrupted (Ctrl-C), the pass keeps the
+	// best plan found, which is written and reported as such.
+	interrupted := ctx.Err() != nil
 	r := fit.Report(m, o.out, o.budget)
+	r.Interrupted = interrupted
 	if o.arena != "" {
 		plan, err := m.Arena(target, arena.Options{})
 		if err != nil {
@@ -200,16 +218,25 @@ func runCompile(ctx context.Context, o *compileOptions, path string, st *Streams
 		}
 		r.ArenaBytes, r.ArenaLivePeakBytes, r.ArenaFragmentationPercent = plan.ArenaBytes, plan.LivePeak, 100*plan.Fragmentation()
 	}
-	if o.report != "" {
-		if err := atomicfile.Write(o.report, func(w io.Writer) error {
-			enc := json.NewEncoder(w)
-			enc.SetIndent("", "  ")
-			return enc.Encode(r)
-		}); err != nil {
-			return fmt.Errorf("-report: %w", err)
-		}
+	var verified string
+	var verifyErr error
+	if o.verify && !interrupted {
+		verified, verifyErr = verifyFit(ctx, m, fit, o.out, r)
 	}
-	return printCompile(st.Out, r, fit.Remat, budget)
+	if err := writeReport(o.report, m, fit, r, st); err != nil {
+		return err
+	}
+	if err := printCompile(st.Out, r, fit.Remat, budget); err != nil {
+		return err
+	}
+	fmt.Fprint(st.Out, verified)
+	if verifyErr != nil {
+		return verifyErr
+	}
+	if interrupted {
+		return errInterrupted(fmt.Sprintf("wrote the best plan found before the interrupt to %s", o.out))
+	}
+	return nil
 }
 
 // compileError turns the pass's error into the command's: an infeasible
@@ -329,19 +356,7 @@ func describeSources(profile string, src map[string]int, secs map[string]float64
 }
 
 // formatSeconds prints a duration in seconds with an SI prefix.
-func formatSeconds(s float64) string {
-	switch a := math.Abs(s); {
-	case a == 0:
-		return "0 s"
-	case a < 1e-6:
-		return fmt.Sprintf("%.3g ns", s*1e9)
-	case a < 1e-3:
-		return fmt.Sprintf("%.3g µs", s*1e6)
-	case a < 1:
-		return fmt.Sprintf("%.3g ms", s*1e3)
-	}
-	return fmt.Sprintf("%.3g s", s)
-}
+func formatSeconds(s float64) string { return report.FormatSeconds(s) }
 
 // progressLine draws the solver's progress on stderr, on one line
 // rewritten in place, only when stderr is a terminal.

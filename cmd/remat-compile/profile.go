@@ -208,19 +208,32 @@ func siRate(x float64) string {
 	return fmt.Sprintf("%.3g", x)
 }
 
-// progressBar draws "label [#####.....] 12/40 note" on stderr, rewritten
-// in place, only when stderr is a terminal.
+// progressBar draws "label [#####.....] 12/40 ETA 1m05s note" on
+// stderr, rewritten in place, only when stderr is a terminal. The
+// estimate of the time left assumes the remaining items take as long as
+// the done ones did on average.
 type progressBar struct {
 	w     io.Writer
 	on    bool
 	label string
 	total int
+	start time.Time
 	last  time.Time
 	drawn bool
 }
 
 func newProgressBar(st *Streams, label string, total int) *progressBar {
-	return &progressBar{w: st.Err, on: st.ErrTTY && total > 0, label: label, total: total}
+	return &progressBar{w: st.Err, on: st.ErrTTY && total > 0, label: label, total: total, start: time.Now()}
+}
+
+// eta estimates the time left after done of total items took elapsed:
+// "ETA 1m05s", or "" before the first item is done.
+func eta(elapsed time.Duration, done, total int) string {
+	if done <= 0 || done >= total {
+		return ""
+	}
+	left := time.Duration(float64(elapsed) * float64(total-done) / float64(done))
+	return "ETA " + left.Round(time.Second).String()
 }
 
 func (b *progressBar) update(done int, note string) {
@@ -234,6 +247,9 @@ func (b *progressBar) update(done int, note string) {
 	b.last, b.drawn = now, true
 	const width = 30
 	fill := width * done / b.total
+	if e := eta(now.Sub(b.start), done, b.total); e != "" {
+		note = e + " " + note
+	}
 	line := fmt.Sprintf("%s [%s%s] %d/%d %s", b.label, strings.Repeat("#", fill), strings.Repeat(".", width-fill), done, b.total, note)
 	if len(line) > 120 {
 		line = line[:117] + "..."

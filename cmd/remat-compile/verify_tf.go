@@ -8,6 +8,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/remat-compile/remat/internal/tfjs"
+	"github.com/remat-compile/remat/pipeline"
 	"github.com/remat-compile/remat/verify"
 )
 
@@ -107,4 +108,25 @@ func printVerifyTF(st *Streams, r *verify.TFReport) error {
 		fmt.Fprintln(out, "ok")
 	}
 	return nil
+}
+
+// verifyFitTF is compile -verify for a TensorFlow graph: the original and
+// the rewrite in TensorFlow.js (verify.FittedTF), summarised in a line.
+func verifyFitTF(ctx context.Context, m *pipeline.Model, fit *pipeline.Fit, out string) (string, error) {
+	vr, err := verify.FittedTF(ctx, m, fit, out, verify.TFOptions{Seed: 1})
+	if err != nil {
+		return "", fmt.Errorf("-verify: %w", err)
+	}
+	same := "bitwise identical outputs"
+	for _, o := range vr.Outputs {
+		if !o.Equal {
+			same = "outputs DIFFER"
+		}
+	}
+	s := fmt.Sprintf("verify (TensorFlow.js, %s): %s; tf.profile measured %s → %s (%+.1f%%)\n", vr.Backend, same,
+		formatBytes(vr.Orig.PeakBytes), formatBytes(vr.Rematted.PeakBytes), -vr.ReductionPercent)
+	if !vr.OK {
+		return s, fmt.Errorf("-verify: %d check(s) failed:\n  %s", len(vr.Failures), strings.Join(vr.Failures, "\n  "))
+	}
+	return s, nil
 }

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 
+	. "github.com/remat-compile/remat/internal/onnxtest"
+
 	exporter "github.com/remat-compile/remat/exporters/onnx"
 	"github.com/remat-compile/remat/internal/onnxpb"
 )
@@ -52,15 +54,15 @@ func TestCheckerAcceptsExports(t *testing.T) {
 	dir := t.TempDir()
 	var paths []string
 	models := map[string]*onnxpb.ModelProto{
-		"mlp":      mlp(),
-		"if":       ifModel(),
+		"mlp":      MLP(),
+		"if":       IfModel(),
 		"loop":     loopModel(),
 		"sparse":   sparseModel(),
 		"optional": roundTripModels()[7].m,
 		"const":    roundTripModels()[8].m,
 	}
 	for name, m := range models {
-		g := mustImport(t, marshal(t, m))
+		g := mustImport(t, Marshal(t, m))
 		p := filepath.Join(dir, name+".onnx")
 		if err := exporter.ExportFile(g, p, exporter.Options{ValueInfo: true}); err != nil {
 			t.Fatal(err)
@@ -121,8 +123,8 @@ func TestRealModels(t *testing.T) {
 				t.Errorf("export is not a fixed point")
 			}
 			// Same nodes in the same order, same initializers.
-			src := unmarshal(t, readFile(t, f))
-			exp := unmarshal(t, out)
+			src := Unmarshal(t, readFile(t, f))
+			exp := Unmarshal(t, out)
 			if a, b := nodeKeys(src.Graph), nodeKeys(exp.Graph); a != b {
 				t.Errorf("node lists differ")
 			}

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 
+	. "github.com/remat-compile/remat/internal/onnxtest"
+
 	exporter "github.com/remat-compile/remat/exporters/onnx"
 	"github.com/remat-compile/remat/internal/onnxpb"
 	"github.com/remat-compile/remat/ir"
@@ -17,161 +19,125 @@ import (
 	"google.golang.org/protobuf/proto"
 )
 
-func mlp() *onnxpb.ModelProto {
-	return model(graph("mlp", []*onnxpb.NodeProto{
-		node("MatMul", "mm", in("x", "w"), in("h")),
-		node("Add", "add", in("h", "b"), in("hb")),
-		node("Relu", "relu", in("hb"), in("y")),
-	}, graphParts{
-		inputs:    []*onnxpb.ValueInfoProto{vi("x", onnxpb.TensorProto_FLOAT, "batch", 4)},
-		outputs:   []*onnxpb.ValueInfoProto{vi("y", onnxpb.TensorProto_FLOAT, "batch", 3)},
-		valueInfo: []*onnxpb.ValueInfoProto{vi("h", onnxpb.TensorProto_FLOAT, "batch", 3)},
-		inits: []*onnxpb.TensorProto{
-			f32s("w", []int64{4, 3}, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12),
-			f32s("b", []int64{3}, 0.5, -0.5, 0),
-		},
-	}))
-}
-
-func ifModel() *onnxpb.ModelProto {
-	inner := graph("inner_then", []*onnxpb.NodeProto{node("Mul", "inner_mul", in("a", "k"), in("im"))},
-		graphParts{outputs: []*onnxpb.ValueInfoProto{vi("im", onnxpb.TensorProto_FLOAT, 4)}})
-	innerElse := graph("inner_else", []*onnxpb.NodeProto{node("Identity", "inner_id", in("a"), in("ie"))},
-		graphParts{outputs: []*onnxpb.ValueInfoProto{vi("ie", onnxpb.TensorProto_FLOAT, 4)}})
-	then := graph("then", []*onnxpb.NodeProto{
-		node("If", "inner_if", in("c"), in("ti"), attrGraph("then_branch", inner), attrGraph("else_branch", innerElse)),
-	}, graphParts{outputs: []*onnxpb.ValueInfoProto{vi("ti", onnxpb.TensorProto_FLOAT, 4)}})
-	els := graph("else", []*onnxpb.NodeProto{node("Neg", "neg", in("a"), in("en"))},
-		graphParts{outputs: []*onnxpb.ValueInfoProto{vi("en", onnxpb.TensorProto_FLOAT, 4)}})
-	return model(graph("main", []*onnxpb.NodeProto{
-		node("Relu", "relu", in("x"), in("a")),
-		node("If", "if", in("c"), in("y"), attrGraph("then_branch", then), attrGraph("else_branch", els)),
-	}, graphParts{
-		inputs:  []*onnxpb.ValueInfoProto{vi("x", onnxpb.TensorProto_FLOAT, 4), vi("c", onnxpb.TensorProto_BOOL)},
-		outputs: []*onnxpb.ValueInfoProto{vi("y", onnxpb.TensorProto_FLOAT, 4)},
-		inits:   []*onnxpb.TensorProto{f32s("k", []int64{4}, 1, 2, 3, 4)},
-	}))
-}
-
 func loopModel() *onnxpb.ModelProto {
-	body := graph("body", []*onnxpb.NodeProto{
-		node("Add", "acc", in("v_in", "step"), in("v_out")),
-		node("Identity", "cond_id", in("cond_in"), in("cond_out")),
-		node("Mul", "scan", in("v_out", "scale"), in("scan_out")),
-	}, graphParts{
-		inputs:  []*onnxpb.ValueInfoProto{vi("iter", onnxpb.TensorProto_INT64), vi("cond_in", onnxpb.TensorProto_BOOL), vi("v_in", onnxpb.TensorProto_FLOAT, 2)},
-		outputs: []*onnxpb.ValueInfoProto{vi("cond_out", onnxpb.TensorProto_BOOL), vi("v_out", onnxpb.TensorProto_FLOAT, 2), vi("scan_out", onnxpb.TensorProto_FLOAT, 2)},
-		inits:   []*onnxpb.TensorProto{f32s("step", []int64{2}, 1, 1)},
+	body := Graph("body", []*onnxpb.NodeProto{
+		Node("Add", "acc", In("v_in", "step"), In("v_out")),
+		Node("Identity", "cond_id", In("cond_in"), In("cond_out")),
+		Node("Mul", "scan", In("v_out", "scale"), In("scan_out")),
+	}, GraphParts{
+		Inputs:  []*onnxpb.ValueInfoProto{VI("iter", onnxpb.TensorProto_INT64), VI("cond_in", onnxpb.TensorProto_BOOL), VI("v_in", onnxpb.TensorProto_FLOAT, 2)},
+		Outputs: []*onnxpb.ValueInfoProto{VI("cond_out", onnxpb.TensorProto_BOOL), VI("v_out", onnxpb.TensorProto_FLOAT, 2), VI("scan_out", onnxpb.TensorProto_FLOAT, 2)},
+		Inits:   []*onnxpb.TensorProto{F32s("step", []int64{2}, 1, 1)},
 	})
-	return model(graph("loop", []*onnxpb.NodeProto{
-		node("Loop", "loop", in("n", "", "v0"), in("v", "scans"), attrGraph("body", body)),
-	}, graphParts{
-		inputs:  []*onnxpb.ValueInfoProto{vi("n", onnxpb.TensorProto_INT64), vi("v0", onnxpb.TensorProto_FLOAT, 2), vi("scale", onnxpb.TensorProto_FLOAT)},
-		outputs: []*onnxpb.ValueInfoProto{vi("v", onnxpb.TensorProto_FLOAT, 2), vi("scans", onnxpb.TensorProto_FLOAT, nil, 2)},
+	return Model(Graph("loop", []*onnxpb.NodeProto{
+		Node("Loop", "loop", In("n", "", "v0"), In("v", "scans"), AttrGraph("body", body)),
+	}, GraphParts{
+		Inputs:  []*onnxpb.ValueInfoProto{VI("n", onnxpb.TensorProto_INT64), VI("v0", onnxpb.TensorProto_FLOAT, 2), VI("scale", onnxpb.TensorProto_FLOAT)},
+		Outputs: []*onnxpb.ValueInfoProto{VI("v", onnxpb.TensorProto_FLOAT, 2), VI("scans", onnxpb.TensorProto_FLOAT, nil, 2)},
 	}))
 }
 
 // everything exercises what the IR does not model and the importer keeps in
 // Ext.
 func everything() *onnxpb.ModelProto {
-	m := mlp()
-	m.ProducerName = str("pytorch")
-	m.ProducerVersion = str("2.1.0")
-	m.Domain = str("org.example")
+	m := MLP()
+	m.ProducerName = Str("pytorch")
+	m.ProducerVersion = Str("2.1.0")
+	m.Domain = Str("org.example")
 	m.ModelVersion = proto.Int64(3)
-	m.DocString = str("model doc")
-	m.MetadataProps = []*onnxpb.StringStringEntryProto{{Key: str("author"), Value: str("me")}, {Key: str("license"), Value: str("MIT")}}
-	m.Functions = []*onnxpb.FunctionProto{{Name: str("MyRelu"), Domain: str("local"), Input: []string{"a"}, Output: []string{"b"},
-		Node: []*onnxpb.NodeProto{node("Relu", "", in("a"), in("b"))}, OpsetImport: []*onnxpb.OperatorSetIdProto{opset("", 17)}}}
-	m.TrainingInfo = []*onnxpb.TrainingInfoProto{{UpdateBinding: []*onnxpb.StringStringEntryProto{{Key: str("w"), Value: str("w_new")}}}}
-	m.Configuration = []*onnxpb.DeviceConfigurationProto{{Name: str("cfg"), NumDevices: proto.Int32(2)}}
-	m.OpsetImport = append(m.OpsetImport, opset("local", 1), opset("com.vendor", 2))
+	m.DocString = Str("model doc")
+	m.MetadataProps = []*onnxpb.StringStringEntryProto{{Key: Str("author"), Value: Str("me")}, {Key: Str("license"), Value: Str("MIT")}}
+	m.Functions = []*onnxpb.FunctionProto{{Name: Str("MyRelu"), Domain: Str("local"), Input: []string{"a"}, Output: []string{"b"},
+		Node: []*onnxpb.NodeProto{Node("Relu", "", In("a"), In("b"))}, OpsetImport: []*onnxpb.OperatorSetIdProto{Opset("", 17)}}}
+	m.TrainingInfo = []*onnxpb.TrainingInfoProto{{UpdateBinding: []*onnxpb.StringStringEntryProto{{Key: Str("w"), Value: Str("w_new")}}}}
+	m.Configuration = []*onnxpb.DeviceConfigurationProto{{Name: Str("cfg"), NumDevices: proto.Int32(2)}}
+	m.OpsetImport = append(m.OpsetImport, Opset("local", 1), Opset("com.vendor", 2))
 	m.ProtoReflect().SetUnknown(protowire.AppendString(protowire.AppendTag(nil, 99, protowire.BytesType), "future model field"))
 
 	g := m.Graph
-	g.DocString = str("graph doc")
-	g.MetadataProps = []*onnxpb.StringStringEntryProto{{Key: str("gk"), Value: str("gv")}}
-	g.QuantizationAnnotation = []*onnxpb.TensorAnnotation{{TensorName: str("h"), QuantParameterTensorNames: []*onnxpb.StringStringEntryProto{{Key: str("SCALE_TENSOR"), Value: str("b")}}}}
+	g.DocString = Str("graph doc")
+	g.MetadataProps = []*onnxpb.StringStringEntryProto{{Key: Str("gk"), Value: Str("gv")}}
+	g.QuantizationAnnotation = []*onnxpb.TensorAnnotation{{TensorName: Str("h"), QuantParameterTensorNames: []*onnxpb.StringStringEntryProto{{Key: Str("SCALE_TENSOR"), Value: Str("b")}}}}
 	g.ProtoReflect().SetUnknown(protowire.AppendVarint(protowire.AppendTag(nil, 77, protowire.VarintType), 5))
 
 	x := g.Input[0]
-	x.DocString = str("the input")
-	x.MetadataProps = []*onnxpb.StringStringEntryProto{{Key: str("xk"), Value: str("xv")}}
-	x.Type.Denotation = str("TENSOR")
-	x.Type.GetTensorType().Shape.Dim[0].Denotation = str("DATA_BATCH")
-	g.ValueInfo = append(g.ValueInfo, vi("not_a_value", onnxpb.TensorProto_INT8, 1))
+	x.DocString = Str("the input")
+	x.MetadataProps = []*onnxpb.StringStringEntryProto{{Key: Str("xk"), Value: Str("xv")}}
+	x.Type.Denotation = Str("TENSOR")
+	x.Type.GetTensorType().Shape.Dim[0].Denotation = Str("DATA_BATCH")
+	g.ValueInfo = append(g.ValueInfo, VI("not_a_value", onnxpb.TensorProto_INT8, 1))
 
 	mm := g.Node[0]
-	mm.DocString = str("matmul doc")
-	mm.Overload = str("ov")
-	mm.MetadataProps = []*onnxpb.StringStringEntryProto{{Key: str("nk"), Value: str("nv")}}
-	mm.DeviceConfigurations = []*onnxpb.NodeDeviceConfigurationProto{{ConfigurationId: str("cfg"), PipelineStage: proto.Int32(1)}}
+	mm.DocString = Str("matmul doc")
+	mm.Overload = Str("ov")
+	mm.MetadataProps = []*onnxpb.StringStringEntryProto{{Key: Str("nk"), Value: Str("nv")}}
+	mm.DeviceConfigurations = []*onnxpb.NodeDeviceConfigurationProto{{ConfigurationId: Str("cfg"), PipelineStage: proto.Int32(1)}}
 	mm.ProtoReflect().SetUnknown(protowire.AppendVarint(protowire.AppendTag(nil, 50, protowire.VarintType), 1))
 
 	w := g.Initializer[0]
-	w.DocString = str("weights")
-	w.MetadataProps = []*onnxpb.StringStringEntryProto{{Key: str("wk"), Value: str("wv")}}
+	w.DocString = Str("weights")
+	w.MetadataProps = []*onnxpb.StringStringEntryProto{{Key: Str("wk"), Value: Str("wv")}}
 	w.ProtoReflect().SetUnknown(protowire.AppendVarint(protowire.AppendTag(nil, 60, protowire.VarintType), 2))
 
-	custom := node("Fancy", "fancy", in("y", ""), in("z", "", "aux"),
-		&onnxpb.AttributeProto{Name: str("tp"), Type: onnxpb.AttributeProto_TYPE_PROTO.Enum(), Tp: tensorType(onnxpb.TensorProto_FLOAT, 2)},
-		&onnxpb.AttributeProto{Name: str("sp"), Type: onnxpb.AttributeProto_SPARSE_TENSOR.Enum(), SparseTensor: &onnxpb.SparseTensorProto{
-			Values: f32s("spv", []int64{1}, 2), Indices: typed("spi", onnxpb.TensorProto_INT64, []int64{1}, func(tp *onnxpb.TensorProto) { tp.Int64Data = []int64{0} }), Dims: []int64{3}}},
-		&onnxpb.AttributeProto{Name: str("ref"), RefAttrName: str("alpha"), Type: onnxpb.AttributeProto_FLOAT.Enum()},
-		&onnxpb.AttributeProto{Name: str("s"), Type: onnxpb.AttributeProto_STRING.Enum(), S: []byte{}, DocString: str("attr doc")},
-		&onnxpb.AttributeProto{Name: str("strs"), Type: onnxpb.AttributeProto_STRINGS.Enum(), Strings: [][]byte{[]byte("a"), []byte("\xff")}},
-		&onnxpb.AttributeProto{Name: str("fl"), Type: onnxpb.AttributeProto_FLOATS.Enum(), Floats: []float32{1, float32(math.Inf(-1))}},
-		&onnxpb.AttributeProto{Name: str("ts"), Type: onnxpb.AttributeProto_TENSORS.Enum(), Tensors: []*onnxpb.TensorProto{f32s("t0", nil, 1)}},
-		attrFloat("alpha", 0.25),
+	custom := Node("Fancy", "fancy", In("y", ""), In("z", "", "aux"),
+		&onnxpb.AttributeProto{Name: Str("tp"), Type: onnxpb.AttributeProto_TYPE_PROTO.Enum(), Tp: TensorType(onnxpb.TensorProto_FLOAT, 2)},
+		&onnxpb.AttributeProto{Name: Str("sp"), Type: onnxpb.AttributeProto_SPARSE_TENSOR.Enum(), SparseTensor: &onnxpb.SparseTensorProto{
+			Values: F32s("spv", []int64{1}, 2), Indices: Typed("spi", onnxpb.TensorProto_INT64, []int64{1}, func(tp *onnxpb.TensorProto) { tp.Int64Data = []int64{0} }), Dims: []int64{3}}},
+		&onnxpb.AttributeProto{Name: Str("ref"), RefAttrName: Str("alpha"), Type: onnxpb.AttributeProto_FLOAT.Enum()},
+		&onnxpb.AttributeProto{Name: Str("s"), Type: onnxpb.AttributeProto_STRING.Enum(), S: []byte{}, DocString: Str("attr doc")},
+		&onnxpb.AttributeProto{Name: Str("strs"), Type: onnxpb.AttributeProto_STRINGS.Enum(), Strings: [][]byte{[]byte("a"), []byte("\xff")}},
+		&onnxpb.AttributeProto{Name: Str("fl"), Type: onnxpb.AttributeProto_FLOATS.Enum(), Floats: []float32{1, float32(math.Inf(-1))}},
+		&onnxpb.AttributeProto{Name: Str("ts"), Type: onnxpb.AttributeProto_TENSORS.Enum(), Tensors: []*onnxpb.TensorProto{F32s("t0", nil, 1)}},
+		AttrFloat("alpha", 0.25),
 	)
-	custom.Domain = str("com.vendor")
+	custom.Domain = Str("com.vendor")
 	custom.Attribute[4].ProtoReflect().SetUnknown(protowire.AppendVarint(protowire.AppendTag(nil, 40, protowire.VarintType), 3))
-	call := node("MyRelu", "call", in("z"), in("zz"))
-	call.Domain = str("local")
+	call := Node("MyRelu", "call", In("z"), In("zz"))
+	call.Domain = Str("local")
 	g.Node = append(g.Node, custom, call)
-	g.Output = append(g.Output, vi("zz", onnxpb.TensorProto_FLOAT, 2), vi("aux", onnxpb.TensorProto_INT64))
+	g.Output = append(g.Output, VI("zz", onnxpb.TensorProto_FLOAT, 2), VI("aux", onnxpb.TensorProto_INT64))
 	return m
 }
 
 func typedTensors() *onnxpb.ModelProto {
 	inits := []*onnxpb.TensorProto{
-		typed("f", onnxpb.TensorProto_FLOAT, []int64{2}, func(tp *onnxpb.TensorProto) { tp.FloatData = []float32{1, 2} }),
-		typed("h", onnxpb.TensorProto_FLOAT16, []int64{2}, func(tp *onnxpb.TensorProto) { tp.Int32Data = []int32{0x3c00, 0xc000} }),
-		typed("bf", onnxpb.TensorProto_BFLOAT16, []int64{1}, func(tp *onnxpb.TensorProto) { tp.Int32Data = []int32{0x3f80} }),
+		Typed("f", onnxpb.TensorProto_FLOAT, []int64{2}, func(tp *onnxpb.TensorProto) { tp.FloatData = []float32{1, 2} }),
+		Typed("h", onnxpb.TensorProto_FLOAT16, []int64{2}, func(tp *onnxpb.TensorProto) { tp.Int32Data = []int32{0x3c00, 0xc000} }),
+		Typed("bf", onnxpb.TensorProto_BFLOAT16, []int64{1}, func(tp *onnxpb.TensorProto) { tp.Int32Data = []int32{0x3f80} }),
 		// Not canonical: a bool of 2 and a uint8 of 511. The IR holds 1 and
 		// 255; the file must come back as written.
-		typed("bl", onnxpb.TensorProto_BOOL, []int64{2}, func(tp *onnxpb.TensorProto) { tp.Int32Data = []int32{2, 0} }),
-		typed("u8", onnxpb.TensorProto_UINT8, []int64{1}, func(tp *onnxpb.TensorProto) { tp.Int32Data = []int32{511} }),
-		typed("i4", onnxpb.TensorProto_INT4, []int64{3}, func(tp *onnxpb.TensorProto) { tp.Int32Data = []int32{0xf1, 0x03} }),
-		typed("i64", onnxpb.TensorProto_INT64, []int64{2}, func(tp *onnxpb.TensorProto) { tp.Int64Data = []int64{-1, 1 << 50} }),
-		typed("d", onnxpb.TensorProto_DOUBLE, []int64{1}, func(tp *onnxpb.TensorProto) { tp.DoubleData = []float64{math.Pi} }),
-		typed("u32", onnxpb.TensorProto_UINT32, []int64{1}, func(tp *onnxpb.TensorProto) { tp.Uint64Data = []uint64{7} }),
-		typed("c64", onnxpb.TensorProto_COMPLEX64, []int64{1}, func(tp *onnxpb.TensorProto) { tp.FloatData = []float32{1, -1} }),
-		typed("s", onnxpb.TensorProto_STRING, []int64{2}, func(tp *onnxpb.TensorProto) { tp.StringData = [][]byte{[]byte("x"), {}} }),
-		typed("e", onnxpb.TensorProto_FLOAT, []int64{0}, func(tp *onnxpb.TensorProto) { tp.RawData = []byte{} }),
+		Typed("bl", onnxpb.TensorProto_BOOL, []int64{2}, func(tp *onnxpb.TensorProto) { tp.Int32Data = []int32{2, 0} }),
+		Typed("u8", onnxpb.TensorProto_UINT8, []int64{1}, func(tp *onnxpb.TensorProto) { tp.Int32Data = []int32{511} }),
+		Typed("i4", onnxpb.TensorProto_INT4, []int64{3}, func(tp *onnxpb.TensorProto) { tp.Int32Data = []int32{0xf1, 0x03} }),
+		Typed("i64", onnxpb.TensorProto_INT64, []int64{2}, func(tp *onnxpb.TensorProto) { tp.Int64Data = []int64{-1, 1 << 50} }),
+		Typed("d", onnxpb.TensorProto_DOUBLE, []int64{1}, func(tp *onnxpb.TensorProto) { tp.DoubleData = []float64{math.Pi} }),
+		Typed("u32", onnxpb.TensorProto_UINT32, []int64{1}, func(tp *onnxpb.TensorProto) { tp.Uint64Data = []uint64{7} }),
+		Typed("c64", onnxpb.TensorProto_COMPLEX64, []int64{1}, func(tp *onnxpb.TensorProto) { tp.FloatData = []float32{1, -1} }),
+		Typed("s", onnxpb.TensorProto_STRING, []int64{2}, func(tp *onnxpb.TensorProto) { tp.StringData = [][]byte{[]byte("x"), {}} }),
+		Typed("e", onnxpb.TensorProto_FLOAT, []int64{0}, func(tp *onnxpb.TensorProto) { tp.RawData = []byte{} }),
 	}
 	var nodes []*onnxpb.NodeProto
 	var outs []*onnxpb.ValueInfoProto
 	for _, tp := range inits {
-		nodes = append(nodes, node("Identity", "", in(tp.GetName()), in(tp.GetName()+"_out")))
-		outs = append(outs, &onnxpb.ValueInfoProto{Name: str(tp.GetName() + "_out")})
+		nodes = append(nodes, Node("Identity", "", In(tp.GetName()), In(tp.GetName()+"_out")))
+		outs = append(outs, &onnxpb.ValueInfoProto{Name: Str(tp.GetName() + "_out")})
 	}
-	nodes = append(nodes, node("Constant", "const", nil, in("cv"), attrTensor("value",
-		typed("cv_t", onnxpb.TensorProto_INT32, []int64{3}, func(tp *onnxpb.TensorProto) { tp.Int32Data = []int32{-1, 0, 1} }))))
-	outs = append(outs, &onnxpb.ValueInfoProto{Name: str("cv")})
-	m := model(graph("typed", nodes, graphParts{outputs: outs, inits: inits}), opset("", 21))
+	nodes = append(nodes, Node("Constant", "const", nil, In("cv"), AttrTensor("value",
+		Typed("cv_t", onnxpb.TensorProto_INT32, []int64{3}, func(tp *onnxpb.TensorProto) { tp.Int32Data = []int32{-1, 0, 1} }))))
+	outs = append(outs, &onnxpb.ValueInfoProto{Name: Str("cv")})
+	m := Model(Graph("typed", nodes, GraphParts{Outputs: outs, Inits: inits}), Opset("", 21))
 	m.IrVersion = proto.Int64(10)
 	return m
 }
 
 func sparseModel() *onnxpb.ModelProto {
-	m := model(graph("sparse", []*onnxpb.NodeProto{node("Add", "add", in("x", "sw"), in("y"))}, graphParts{
-		inputs:  []*onnxpb.ValueInfoProto{vi("x", onnxpb.TensorProto_FLOAT, 2, 3)},
-		outputs: []*onnxpb.ValueInfoProto{vi("y", onnxpb.TensorProto_FLOAT, 2, 3)},
+	m := Model(Graph("sparse", []*onnxpb.NodeProto{Node("Add", "add", In("x", "sw"), In("y"))}, GraphParts{
+		Inputs:  []*onnxpb.ValueInfoProto{VI("x", onnxpb.TensorProto_FLOAT, 2, 3)},
+		Outputs: []*onnxpb.ValueInfoProto{VI("y", onnxpb.TensorProto_FLOAT, 2, 3)},
 	}))
 	m.Graph.SparseInitializer = []*onnxpb.SparseTensorProto{{
-		Values:  f32s("sw", []int64{2}, 5, 7),
-		Indices: typed("sw_idx", onnxpb.TensorProto_INT64, []int64{2, 2}, func(tp *onnxpb.TensorProto) { tp.Int64Data = []int64{0, 1, 1, 2} }),
+		Values:  F32s("sw", []int64{2}, 5, 7),
+		Indices: Typed("sw_idx", onnxpb.TensorProto_INT64, []int64{2, 2}, func(tp *onnxpb.TensorProto) { tp.Int64Data = []int64{0, 1, 1, 2} }),
 		Dims:    []int64{2, 3},
 	}}
 	return m
@@ -181,38 +147,38 @@ func roundTripModels() []struct {
 	name string
 	m    *onnxpb.ModelProto
 } {
-	inputWithDefault := mlp()
-	inputWithDefault.Graph.Input = append(inputWithDefault.Graph.Input, vi("b", onnxpb.TensorProto_FLOAT, 3))
-	optional := model(graph("opt", []*onnxpb.NodeProto{
-		node("Clip", "clip", in("x", "", "hi"), in("c")),
-		node("Dropout", "drop", in("c"), in("d", "")),
-	}, graphParts{
-		inputs:  []*onnxpb.ValueInfoProto{vi("x", onnxpb.TensorProto_FLOAT, 3), vi("hi", onnxpb.TensorProto_FLOAT)},
-		outputs: []*onnxpb.ValueInfoProto{vi("d", onnxpb.TensorProto_FLOAT, 3)},
+	inputWithDefault := MLP()
+	inputWithDefault.Graph.Input = append(inputWithDefault.Graph.Input, VI("b", onnxpb.TensorProto_FLOAT, 3))
+	optional := Model(Graph("opt", []*onnxpb.NodeProto{
+		Node("Clip", "clip", In("x", "", "hi"), In("c")),
+		Node("Dropout", "drop", In("c"), In("d", "")),
+	}, GraphParts{
+		Inputs:  []*onnxpb.ValueInfoProto{VI("x", onnxpb.TensorProto_FLOAT, 3), VI("hi", onnxpb.TensorProto_FLOAT)},
+		Outputs: []*onnxpb.ValueInfoProto{VI("d", onnxpb.TensorProto_FLOAT, 3)},
 	}))
-	constants := model(graph("const", []*onnxpb.NodeProto{
-		node("Constant", "w", nil, in("wv"), attrTensor("value", f32s("wt", []int64{2}, 1, 2))),
-		node("Constant", "s", nil, in("sv"), attrFloat("value_float", 0.5)),
-		node("Constant", "shape", nil, in("shv"), attrInts("value_ints", 1, 2)),
-		node("Mul", "mul", in("wv", "sv"), in("m")),
-		node("Reshape", "r", in("m", "shv"), in("y"), attrInt("allowzero", 0)),
-	}, graphParts{outputs: []*onnxpb.ValueInfoProto{vi("y", onnxpb.TensorProto_FLOAT, 1, 2)}}))
-	siblings := model(graph("main", []*onnxpb.NodeProto{
-		node("If", "if", in("c"), in("y"),
-			attrGraph("then_branch", graph("then", []*onnxpb.NodeProto{node("Neg", "neg", in("x"), in("t"))}, graphParts{outputs: []*onnxpb.ValueInfoProto{vi("t", onnxpb.TensorProto_FLOAT, 4)}})),
-			attrGraph("else_branch", graph("else", []*onnxpb.NodeProto{node("Abs", "abs", in("x"), in("t"))}, graphParts{outputs: []*onnxpb.ValueInfoProto{vi("t", onnxpb.TensorProto_FLOAT, 4)}}))),
-	}, graphParts{
-		inputs:  []*onnxpb.ValueInfoProto{vi("x", onnxpb.TensorProto_FLOAT, 4), vi("c", onnxpb.TensorProto_BOOL)},
-		outputs: []*onnxpb.ValueInfoProto{vi("y", onnxpb.TensorProto_FLOAT, 4)},
+	constants := Model(Graph("const", []*onnxpb.NodeProto{
+		Node("Constant", "w", nil, In("wv"), AttrTensor("value", F32s("wt", []int64{2}, 1, 2))),
+		Node("Constant", "s", nil, In("sv"), AttrFloat("value_float", 0.5)),
+		Node("Constant", "shape", nil, In("shv"), AttrInts("value_ints", 1, 2)),
+		Node("Mul", "mul", In("wv", "sv"), In("m")),
+		Node("Reshape", "r", In("m", "shv"), In("y"), AttrInt("allowzero", 0)),
+	}, GraphParts{Outputs: []*onnxpb.ValueInfoProto{VI("y", onnxpb.TensorProto_FLOAT, 1, 2)}}))
+	siblings := Model(Graph("main", []*onnxpb.NodeProto{
+		Node("If", "if", In("c"), In("y"),
+			AttrGraph("then_branch", Graph("then", []*onnxpb.NodeProto{Node("Neg", "neg", In("x"), In("t"))}, GraphParts{Outputs: []*onnxpb.ValueInfoProto{VI("t", onnxpb.TensorProto_FLOAT, 4)}})),
+			AttrGraph("else_branch", Graph("else", []*onnxpb.NodeProto{Node("Abs", "abs", In("x"), In("t"))}, GraphParts{Outputs: []*onnxpb.ValueInfoProto{VI("t", onnxpb.TensorProto_FLOAT, 4)}}))),
+	}, GraphParts{
+		Inputs:  []*onnxpb.ValueInfoProto{VI("x", onnxpb.TensorProto_FLOAT, 4), VI("c", onnxpb.TensorProto_BOOL)},
+		Outputs: []*onnxpb.ValueInfoProto{VI("y", onnxpb.TensorProto_FLOAT, 4)},
 	}))
-	dups := mlp() // a value listed twice as an output, and an input passed straight through
-	dups.Graph.Output = append(dups.Graph.Output, vi("y", onnxpb.TensorProto_FLOAT, "batch", 3), vi("x", onnxpb.TensorProto_FLOAT, "batch", 4))
+	dups := MLP() // a value listed twice as an output, and an input passed straight through
+	dups.Graph.Output = append(dups.Graph.Output, VI("y", onnxpb.TensorProto_FLOAT, "batch", 3), VI("x", onnxpb.TensorProto_FLOAT, "batch", 4))
 	return []struct {
 		name string
 		m    *onnxpb.ModelProto
 	}{
-		{"mlp", mlp()},
-		{"if nested two deep", ifModel()},
+		{"mlp", MLP()},
+		{"if nested two deep", IfModel()},
 		{"loop", loopModel()},
 		{"everything kept in Ext", everything()},
 		{"typed tensor fields", typedTensors()},
@@ -231,12 +197,12 @@ func roundTripModels() []struct {
 func TestRoundTrip(t *testing.T) {
 	for _, tt := range roundTripModels() {
 		t.Run(tt.name, func(t *testing.T) {
-			src := marshal(t, tt.m)
+			src := Marshal(t, tt.m)
 			g1 := mustImport(t, src)
 			out1 := mustExport(t, g1, exporter.Options{})
-			if !proto.Equal(unmarshal(t, out1), tt.m) {
+			if !proto.Equal(Unmarshal(t, out1), tt.m) {
 				t.Errorf("exported model differs from its source:\n--- source\n%s\n--- exported\n%s",
-					prototext.Format(tt.m), prototext.Format(unmarshal(t, out1)))
+					prototext.Format(tt.m), prototext.Format(Unmarshal(t, out1)))
 			}
 			if !bytes.Equal(out1, src) {
 				t.Errorf("exported bytes differ from the source's (%d vs %d bytes)", len(out1), len(src))
@@ -265,7 +231,7 @@ func initializer(m *onnxpb.ModelProto, name string) *onnxpb.TensorProto {
 }
 
 func TestChangedTensorsUseRawData(t *testing.T) {
-	g := mustImport(t, marshal(t, typedTensors()))
+	g := mustImport(t, Marshal(t, typedTensors()))
 	params := map[string]*ir.Value{}
 	for _, p := range g.Params {
 		params[p.Name] = p
@@ -281,7 +247,7 @@ func TestChangedTensorsUseRawData(t *testing.T) {
 	n := g.NewNode("Identity", "", []*ir.Value{p}, []string{"new_out"})
 	g.AddOutput(n.Outputs[0])
 
-	out := unmarshal(t, mustExport(t, g, exporter.Options{}))
+	out := Unmarshal(t, mustExport(t, g, exporter.Options{}))
 	tf := initializer(out, "f")
 	if len(tf.FloatData) != 0 || len(tf.RawData) != 8 || math.Float32frombits(binary.LittleEndian.Uint32(tf.RawData)) != 9 {
 		t.Errorf("changed f = %v", tf)
@@ -299,7 +265,7 @@ func TestChangedTensorsUseRawData(t *testing.T) {
 	if tb := initializer(out, "bl"); !slices.Equal(tb.Int32Data, []int32{2, 0}) {
 		t.Errorf("bool = %v", tb)
 	}
-	g2 := mustImport(t, marshal(t, out))
+	g2 := mustImport(t, Marshal(t, out))
 	for _, p := range g2.Params {
 		if p.Name == "f" {
 			if v, _ := p.Data.Float64s(); v[0] != 9 || v[1] != 2 {
@@ -316,7 +282,7 @@ func TestNewGraph(t *testing.T) {
 		t.Fatal(err)
 	}
 	out := mustExport(t, g, exporter.Options{ValueInfo: true})
-	m := unmarshal(t, out)
+	m := Unmarshal(t, out)
 	if m.GetIrVersion() != 8 || m.GetProducerName() != "remat-compile" {
 		t.Errorf("ir_version %d producer %q", m.GetIrVersion(), m.GetProducerName())
 	}
@@ -370,16 +336,16 @@ func newGraph() *ir.Graph {
 }
 
 func TestValueInfoEntries(t *testing.T) {
-	m := mlp()
+	m := MLP()
 	m.Graph.ValueInfo = []*onnxpb.ValueInfoProto{
-		vi("hb", onnxpb.TensorProto_FLOAT, "batch", 3),
-		vi("gone", onnxpb.TensorProto_FLOAT, 3), // names no value: kept as written
-		vi("h", onnxpb.TensorProto_FLOAT, "batch", 3),
+		VI("hb", onnxpb.TensorProto_FLOAT, "batch", 3),
+		VI("gone", onnxpb.TensorProto_FLOAT, 3), // names no value: kept as written
+		VI("h", onnxpb.TensorProto_FLOAT, "batch", 3),
 	}
-	m.Graph.ValueInfo[2].DocString = str("h doc")
-	m.Graph.ValueInfo[2].Type.GetTensorType().Shape.Dim[1].Denotation = str("FEATURE")
+	m.Graph.ValueInfo[2].DocString = Str("h doc")
+	m.Graph.ValueInfo[2].Type.GetTensorType().Shape.Dim[1].Denotation = Str("FEATURE")
 
-	g := mustImport(t, marshal(t, m))
+	g := mustImport(t, Marshal(t, m))
 	viNames := func(m *onnxpb.ModelProto) []string {
 		var out []string
 		for _, v := range m.Graph.ValueInfo {
@@ -387,7 +353,7 @@ func TestValueInfoEntries(t *testing.T) {
 		}
 		return out
 	}
-	out := unmarshal(t, mustExport(t, g, exporter.Options{}))
+	out := Unmarshal(t, mustExport(t, g, exporter.Options{}))
 	if got := viNames(out); !slices.Equal(got, []string{"hb", "gone", "h"}) {
 		t.Errorf("value_info = %v", got)
 	}
@@ -396,12 +362,12 @@ func TestValueInfoEntries(t *testing.T) {
 	// keeps its denotation and doc.
 	h := g.Nodes[0].Outputs[0]
 	h.Type = ir.TensorOf(ir.Float32, 8, 3)
-	out = unmarshal(t, mustExport(t, g, exporter.Options{}))
+	out = Unmarshal(t, mustExport(t, g, exporter.Options{}))
 	hv := out.Graph.ValueInfo[2]
 	if dims := hv.GetType().GetTensorType().GetShape().GetDim(); len(dims) != 2 || dims[0].GetDimParam() != "batch" || dims[1].GetDenotation() != "FEATURE" || hv.GetDocString() != "h doc" {
 		t.Errorf("h without ValueInfo = %v, want the declaration as read", hv)
 	}
-	out = unmarshal(t, mustExport(t, g, exporter.Options{ValueInfo: true}))
+	out = Unmarshal(t, mustExport(t, g, exporter.Options{ValueInfo: true}))
 	hv = out.Graph.ValueInfo[2]
 	if dims := hv.GetType().GetTensorType().GetShape().GetDim(); len(dims) != 2 || dims[0].GetDimValue() != 8 || dims[1].GetDenotation() != "FEATURE" || hv.GetDocString() != "h doc" {
 		t.Errorf("h with ValueInfo = %v", hv)
@@ -411,7 +377,7 @@ func TestValueInfoEntries(t *testing.T) {
 	g.Nodes[1].Outputs[0].Type = ir.TensorOf(ir.Float32, 8, 3)
 	relu := g.Nodes[2]
 	relu.Outputs[0].Type = ir.TensorOf(ir.Float32, 8, 3) // a graph output: no value_info
-	out = unmarshal(t, mustExport(t, g, exporter.Options{ValueInfo: true}))
+	out = Unmarshal(t, mustExport(t, g, exporter.Options{ValueInfo: true}))
 	if got := viNames(out); !slices.Equal(got, []string{"hb", "gone", "h"}) {
 		t.Errorf("value_info with ValueInfo = %v", got)
 	}
@@ -419,7 +385,7 @@ func TestValueInfoEntries(t *testing.T) {
 	add := g.Nodes[1]
 	add.Outputs[0].ReplaceUses(h)
 	g.RemoveNode(add)
-	out = unmarshal(t, mustExport(t, g, exporter.Options{}))
+	out = Unmarshal(t, mustExport(t, g, exporter.Options{}))
 	if got := viNames(out); !slices.Equal(got, []string{"gone", "h"}) {
 		t.Errorf("value_info after removing add = %v", got)
 	}
@@ -484,18 +450,18 @@ func chainGraph(b testing.TB, n int) *ir.Graph {
 	for i := range n {
 		out := "t" + strconv.Itoa(i)
 		if i%2 == 0 {
-			nodes = append(nodes, node("Add", "add"+strconv.Itoa(i), in(prev, "bias"), in(out)))
+			nodes = append(nodes, Node("Add", "add"+strconv.Itoa(i), In(prev, "bias"), In(out)))
 		} else {
-			nodes = append(nodes, node("Relu", "relu"+strconv.Itoa(i), in(prev), in(out)))
+			nodes = append(nodes, Node("Relu", "relu"+strconv.Itoa(i), In(prev), In(out)))
 		}
 		prev = out
 	}
-	m := model(graph("chain", nodes, graphParts{
-		inputs:  []*onnxpb.ValueInfoProto{vi("x", onnxpb.TensorProto_FLOAT, "batch", 16)},
-		outputs: []*onnxpb.ValueInfoProto{vi(prev, onnxpb.TensorProto_FLOAT, "batch", 16)},
-		inits:   []*onnxpb.TensorProto{f32s("bias", []int64{16}, make([]float32, 16)...)},
+	m := Model(Graph("chain", nodes, GraphParts{
+		Inputs:  []*onnxpb.ValueInfoProto{VI("x", onnxpb.TensorProto_FLOAT, "batch", 16)},
+		Outputs: []*onnxpb.ValueInfoProto{VI(prev, onnxpb.TensorProto_FLOAT, "batch", 16)},
+		Inits:   []*onnxpb.TensorProto{F32s("bias", []int64{16}, make([]float32, 16)...)},
 	}))
-	return mustImport(b, marshal(b, m))
+	return mustImport(b, Marshal(b, m))
 }
 
 func BenchmarkExport(b *testing.B) {
@@ -515,14 +481,14 @@ func BenchmarkExport(b *testing.B) {
 // element type (runtimes reject elem_type 0), so such IR types are written
 // as no type at all, and never replace a declaration's type.
 func TestTypesWithoutElementType(t *testing.T) {
-	m := mlp()
-	m.Graph.ValueInfo = []*onnxpb.ValueInfoProto{{Name: str("h"), Type: &onnxpb.TypeProto{}}}
-	g := mustImport(t, marshal(t, m))
+	m := MLP()
+	m.Graph.ValueInfo = []*onnxpb.ValueInfoProto{{Name: Str("h"), Type: &onnxpb.TypeProto{}}}
+	g := mustImport(t, Marshal(t, m))
 	h := g.Nodes[0].Outputs[0]
 	h.Type = ir.TensorType{Unranked: true} // a pass learned nothing
 	hb := g.Nodes[1].Outputs[0]
 	hb.Type = ir.TensorType{Shape: []ir.Dim{ir.D(2), ir.D(3)}} // a shape, no element type
-	out := unmarshal(t, mustExport(t, g, exporter.Options{ValueInfo: true}))
+	out := Unmarshal(t, mustExport(t, g, exporter.Options{ValueInfo: true}))
 	for _, v := range out.Graph.ValueInfo {
 		switch v.GetName() {
 		case "h":
@@ -534,7 +500,7 @@ func TestTypesWithoutElementType(t *testing.T) {
 		}
 	}
 	g.Outputs[0].Type = ir.TensorType{Shape: []ir.Dim{ir.D(2), ir.D(3)}}
-	out = unmarshal(t, mustExport(t, g, exporter.Options{}))
+	out = Unmarshal(t, mustExport(t, g, exporter.Options{}))
 	if got := out.Graph.Output[0].GetType().GetTensorType(); got.GetElemType() != int32(onnxpb.TensorProto_FLOAT) {
 		t.Errorf("output type = %v, want the declared f32 kept", out.Graph.Output[0])
 	}

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 
+	. "github.com/remat-compile/remat/internal/onnxtest"
+
 	exporter "github.com/remat-compile/remat/exporters/onnx"
 	importer "github.com/remat-compile/remat/importers/onnx"
 	"github.com/remat-compile/remat/internal/onnxpb"
@@ -48,26 +50,26 @@ func readFile(t *testing.T, path string) []byte {
 // data, plus a Constant whose tensor is external too, into dir, and returns
 // the model's path.
 func externalSource(t *testing.T, dir string) string {
-	m := mlp()
+	m := MLP()
 	ext := func(tp *onnxpb.TensorProto, entries ...string) {
 		tp.RawData = nil
 		tp.DataLocation = onnxpb.TensorProto_EXTERNAL.Enum()
 		for i := 0; i < len(entries); i += 2 {
-			tp.ExternalData = append(tp.ExternalData, &onnxpb.StringStringEntryProto{Key: str(entries[i]), Value: str(entries[i+1])})
+			tp.ExternalData = append(tp.ExternalData, &onnxpb.StringStringEntryProto{Key: Str(entries[i]), Value: Str(entries[i+1])})
 		}
 	}
 	ext(m.Graph.Initializer[0], "location", "data/weights.bin", "offset", "8", "length", "48")
 	ext(m.Graph.Initializer[1], "location", "b.bin")
-	ct := f32s("ct", []int64{2}, 0, 0)
+	ct := F32s("ct", []int64{2}, 0, 0)
 	ext(ct, "location", "data/weights.bin", "offset", "56", "length", "8")
 	m.Graph.Node = append(m.Graph.Node,
-		node("Constant", "c", nil, in("cv"), attrTensor("value", ct)),
-		node("Add", "add2", in("y", "cv"), in("y2")))
-	m.Graph.Output = append(m.Graph.Output, vi("y2", onnxpb.TensorProto_FLOAT, "batch", 3))
+		Node("Constant", "c", nil, In("cv"), AttrTensor("value", ct)),
+		Node("Add", "add2", In("y", "cv"), In("y2")))
+	m.Graph.Output = append(m.Graph.Output, VI("y2", onnxpb.TensorProto_FLOAT, "batch", 3))
 	writeFile(t, filepath.Join(dir, "data", "weights.bin"), slices.Concat(make([]byte, 8), f32bytes(1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12), f32bytes(-1, -2)))
 	writeFile(t, filepath.Join(dir, "b.bin"), f32bytes(0.5, -0.5, 0))
 	path := filepath.Join(dir, "model.onnx")
-	writeFile(t, path, marshal(t, m))
+	writeFile(t, path, Marshal(t, m))
 	return path
 }
 
@@ -122,7 +124,7 @@ func TestExternalDataExport(t *testing.T) {
 		if err := exporter.ExportFile(g, out, exporter.Options{Source: src}); err != nil {
 			t.Fatal(err)
 		}
-		m := unmarshal(t, readFile(t, out))
+		m := Unmarshal(t, readFile(t, out))
 		got := externalEntries(m)
 		wantEntries := map[string][]string{
 			"w":  {"location=data/weights.bin", "offset=0", "length=48"},
@@ -156,7 +158,7 @@ func TestExternalDataExport(t *testing.T) {
 		if !bytes.Equal(readFile(t, filepath.Join(srcDir, "data", "weights.bin")), before) {
 			t.Fatalf("source data file overwritten")
 		}
-		got := externalEntries(unmarshal(t, readFile(t, out)))
+		got := externalEntries(Unmarshal(t, readFile(t, out)))
 		if !slices.Equal(got["w"], []string{"location=out.onnx.data", "offset=0", "length=48"}) ||
 			!slices.Equal(got["b"], []string{"location=out.onnx.data", "offset=48", "length=12"}) ||
 			!slices.Equal(got["ct"], []string{"location=out.onnx.data", "offset=60", "length=8"}) {
@@ -201,7 +203,7 @@ func TestExternalDataExport(t *testing.T) {
 		if len(entries) != 1 {
 			t.Errorf("inline export wrote %d files", len(entries))
 		}
-		m := unmarshal(t, readFile(t, out))
+		m := Unmarshal(t, readFile(t, out))
 		if len(externalEntries(m)) != 0 || len(m.Graph.Initializer[0].RawData) != 48 {
 			t.Errorf("tensors not inline")
 		}
@@ -230,19 +232,19 @@ func TestExternalDataExport(t *testing.T) {
 	})
 
 	t.Run("changed tensor drops its checksum", func(t *testing.T) {
-		m := unmarshal(t, readFile(t, src))
+		m := Unmarshal(t, readFile(t, src))
 		m.Graph.Initializer[1].ExternalData = append(m.Graph.Initializer[1].ExternalData,
-			&onnxpb.StringStringEntryProto{Key: str("checksum"), Value: str("0123")})
+			&onnxpb.StringStringEntryProto{Key: Str("checksum"), Value: Str("0123")})
 		dir := t.TempDir()
 		writeFile(t, filepath.Join(dir, "b.bin"), readFile(t, filepath.Join(srcDir, "b.bin")))
 		writeFile(t, filepath.Join(dir, "data", "weights.bin"), readFile(t, filepath.Join(srcDir, "data", "weights.bin")))
-		writeFile(t, filepath.Join(dir, "model.onnx"), marshal(t, m))
+		writeFile(t, filepath.Join(dir, "model.onnx"), Marshal(t, m))
 		g := importFile(t, filepath.Join(dir, "model.onnx"))
 		out := filepath.Join(t.TempDir(), "m.onnx")
 		if err := exporter.ExportFile(g, out, exporter.Options{}); err != nil {
 			t.Fatal(err)
 		}
-		if got := externalEntries(unmarshal(t, readFile(t, out)))["b"]; !slices.Equal(got, []string{"location=b.bin", "checksum=0123"}) {
+		if got := externalEntries(Unmarshal(t, readFile(t, out)))["b"]; !slices.Equal(got, []string{"location=b.bin", "checksum=0123"}) {
 			t.Errorf("unchanged b entries = %v", got)
 		}
 		b := g.Params[1].Data
@@ -251,7 +253,7 @@ func TestExternalDataExport(t *testing.T) {
 		if err := exporter.ExportFile(g, out, exporter.Options{}); err != nil {
 			t.Fatal(err)
 		}
-		if got := externalEntries(unmarshal(t, readFile(t, out)))["b"]; !slices.Equal(got, []string{"location=b.bin"}) {
+		if got := externalEntries(Unmarshal(t, readFile(t, out)))["b"]; !slices.Equal(got, []string{"location=b.bin"}) {
 			t.Errorf("changed b entries = %v", got)
 		}
 	})
@@ -270,7 +272,7 @@ func assertNoTemps(t *testing.T, dir string) {
 func TestExportFileSafety(t *testing.T) {
 	dir := t.TempDir()
 	src := filepath.Join(dir, "model.onnx")
-	orig := marshal(t, mlp())
+	orig := Marshal(t, MLP())
 	writeFile(t, src, orig)
 	g := importFile(t, src)
 
@@ -331,7 +333,7 @@ func TestDefaultIRVersion(t *testing.T) {
 		n := g.NewNode("Cast", "", []*ir.Value{x}, []string{"y"})
 		n.Outputs[0].Type = ir.TensorOf(tt.dt, 2)
 		g.AddOutput(n.Outputs[0])
-		m := unmarshal(t, mustExport(t, g, exporter.Options{}))
+		m := Unmarshal(t, mustExport(t, g, exporter.Options{}))
 		if m.GetIrVersion() != tt.want {
 			t.Errorf("opset %d with %v: ir_version %d, want %d", tt.opset, tt.dt, m.GetIrVersion(), tt.want)
 		}

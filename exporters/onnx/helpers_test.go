@@ -2,7 +2,6 @@ package onnx_test
 
 import (
 	"crypto/sha256"
-	"encoding/binary"
 	"fmt"
 	"math"
 	"os/exec"
@@ -11,128 +10,8 @@ import (
 
 	exporter "github.com/remat-compile/remat/exporters/onnx"
 	importer "github.com/remat-compile/remat/importers/onnx"
-	"github.com/remat-compile/remat/internal/onnxpb"
 	"github.com/remat-compile/remat/ir"
-	"google.golang.org/protobuf/proto"
 )
-
-// Builders for ModelProtos. They set exactly the fields the exporter writes
-// for such a model, so that an exported model can be compared with its
-// source by proto.Equal.
-
-func str(s string) *string { return proto.String(s) }
-
-func model(g *onnxpb.GraphProto, opsets ...*onnxpb.OperatorSetIdProto) *onnxpb.ModelProto {
-	if len(opsets) == 0 {
-		opsets = []*onnxpb.OperatorSetIdProto{opset("", 17)}
-	}
-	return &onnxpb.ModelProto{IrVersion: proto.Int64(8), OpsetImport: opsets, Graph: g}
-}
-
-func opset(domain string, v int64) *onnxpb.OperatorSetIdProto {
-	o := &onnxpb.OperatorSetIdProto{Version: proto.Int64(v)}
-	if domain != "" {
-		o.Domain = str(domain)
-	}
-	return o
-}
-
-type graphParts struct {
-	inputs, outputs, valueInfo []*onnxpb.ValueInfoProto
-	inits                      []*onnxpb.TensorProto
-}
-
-func graph(name string, nodes []*onnxpb.NodeProto, p graphParts) *onnxpb.GraphProto {
-	return &onnxpb.GraphProto{Name: str(name), Node: nodes, Input: p.inputs, Output: p.outputs, ValueInfo: p.valueInfo, Initializer: p.inits}
-}
-
-func node(op, name string, ins, outs []string, attrs ...*onnxpb.AttributeProto) *onnxpb.NodeProto {
-	n := &onnxpb.NodeProto{OpType: str(op), Input: ins, Output: outs, Attribute: attrs}
-	if name != "" {
-		n.Name = str(name)
-	}
-	return n
-}
-
-func in(names ...string) []string {
-	if names == nil {
-		return []string{}
-	}
-	return names
-}
-
-// vi declares a tensor value; dims are ints (static), strings (symbolic) or
-// nil (unknown).
-func vi(name string, elem onnxpb.TensorProto_DataType, dims ...any) *onnxpb.ValueInfoProto {
-	return &onnxpb.ValueInfoProto{Name: str(name), Type: tensorType(elem, dims...)}
-}
-
-func tensorType(elem onnxpb.TensorProto_DataType, dims ...any) *onnxpb.TypeProto {
-	shape := &onnxpb.TensorShapeProto{Dim: []*onnxpb.TensorShapeProto_Dimension{}}
-	for _, d := range dims {
-		dim := &onnxpb.TensorShapeProto_Dimension{}
-		switch d := d.(type) {
-		case int:
-			dim.Value = &onnxpb.TensorShapeProto_Dimension_DimValue{DimValue: int64(d)}
-		case string:
-			dim.Value = &onnxpb.TensorShapeProto_Dimension_DimParam{DimParam: d}
-		}
-		shape.Dim = append(shape.Dim, dim)
-	}
-	return &onnxpb.TypeProto{Value: &onnxpb.TypeProto_TensorType{TensorType: &onnxpb.TypeProto_Tensor{ElemType: proto.Int32(int32(elem)), Shape: shape}}}
-}
-
-func f32s(name string, dims []int64, vals ...float32) *onnxpb.TensorProto {
-	raw := make([]byte, 4*len(vals))
-	for i, v := range vals {
-		binary.LittleEndian.PutUint32(raw[4*i:], math.Float32bits(v))
-	}
-	return &onnxpb.TensorProto{Name: str(name), Dims: dims, DataType: proto.Int32(int32(onnxpb.TensorProto_FLOAT)), RawData: raw}
-}
-
-func typed(name string, dt onnxpb.TensorProto_DataType, dims []int64, set func(tp *onnxpb.TensorProto)) *onnxpb.TensorProto {
-	tp := &onnxpb.TensorProto{Name: str(name), Dims: dims, DataType: proto.Int32(int32(dt))}
-	set(tp)
-	return tp
-}
-
-func attrInt(name string, v int64) *onnxpb.AttributeProto {
-	return &onnxpb.AttributeProto{Name: str(name), Type: onnxpb.AttributeProto_INT.Enum(), I: proto.Int64(v)}
-}
-
-func attrFloat(name string, v float32) *onnxpb.AttributeProto {
-	return &onnxpb.AttributeProto{Name: str(name), Type: onnxpb.AttributeProto_FLOAT.Enum(), F: proto.Float32(v)}
-}
-
-func attrInts(name string, v ...int64) *onnxpb.AttributeProto {
-	return &onnxpb.AttributeProto{Name: str(name), Type: onnxpb.AttributeProto_INTS.Enum(), Ints: v}
-}
-
-func attrTensor(name string, t *onnxpb.TensorProto) *onnxpb.AttributeProto {
-	return &onnxpb.AttributeProto{Name: str(name), Type: onnxpb.AttributeProto_TENSOR.Enum(), T: t}
-}
-
-func attrGraph(name string, g *onnxpb.GraphProto) *onnxpb.AttributeProto {
-	return &onnxpb.AttributeProto{Name: str(name), Type: onnxpb.AttributeProto_GRAPH.Enum(), G: g}
-}
-
-func marshal(t testing.TB, m proto.Message) []byte {
-	t.Helper()
-	b, err := proto.MarshalOptions{Deterministic: true}.Marshal(m)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return b
-}
-
-func unmarshal(t testing.TB, b []byte) *onnxpb.ModelProto {
-	t.Helper()
-	m := &onnxpb.ModelProto{}
-	if err := proto.Unmarshal(b, m); err != nil {
-		t.Fatal(err)
-	}
-	return m
-}
 
 func mustImport(t testing.TB, b []byte) *ir.Graph {
 	t.Helper()

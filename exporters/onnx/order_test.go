@@ -7,6 +7,8 @@ import (
 	"slices"
 	"testing"
 
+	. "github.com/remat-compile/remat/internal/onnxtest"
+
 	ortt "github.com/remat-compile/remat/targets/ort"
 
 	exporter "github.com/remat-compile/remat/exporters/onnx"
@@ -82,7 +84,7 @@ func TestORTOrderMatchesORT(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		mp := unmarshal(t, data)
+		mp := Unmarshal(t, data)
 		var sim []string
 		for _, p := range order {
 			sim = append(sim, mp.Graph.Node[p].GetName())

@@ -12,6 +12,8 @@ import (
 	"strings"
 	"testing"
 
+	. "github.com/remat-compile/remat/internal/onnxtest"
+
 	ortt "github.com/remat-compile/remat/targets/ort"
 
 	exporter "github.com/remat-compile/remat/exporters/onnx"
@@ -281,7 +283,7 @@ func TestRematExport(t *testing.T) {
 	for _, c := range rematCases {
 		t.Run(c.name, func(t *testing.T) {
 			r := exportCase(t, c)
-			mp := unmarshal(t, r.remat)
+			mp := Unmarshal(t, r.remat)
 
 			// The metadata, exactly.
 			md := metadata(t, mp)
@@ -411,7 +413,7 @@ func TestRematORTWithoutDependencies(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			problems := placementProblems(r, unmarshal(t, plain), res.Profile)
+			problems := placementProblems(r, Unmarshal(t, plain), res.Profile)
 			t.Logf("%s at %s without dependencies: %v", c.name, level, problems)
 			if len(problems) == 0 {
 				t.Errorf("%s at %s: the recomputations stayed in place without dependencies", c.name, level)
@@ -468,13 +470,13 @@ func TestRematExportNoRecompute(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	out := unmarshal(t, mustExport(t, g, exporter.Options{Remat: rw, RuntimeOrder: ortt.Order, RematInfo: exporter.RematInfo{Solver: "checkpoint-all"}}))
+	out := Unmarshal(t, mustExport(t, g, exporter.Options{Remat: rw, RuntimeOrder: ortt.Order, RematInfo: exporter.RematInfo{Solver: "checkpoint-all"}}))
 	md := metadata(t, out)
 	if rc, ok := md["recompute"].([]any); !ok || len(rc) != 0 || md["solver"] != "checkpoint-all" {
 		t.Errorf("metadata %v", md)
 	}
 	out.MetadataProps = nil
-	if !bytes.Equal(marshal(t, out), plain) {
+	if !bytes.Equal(Marshal(t, out), plain) {
 		t.Errorf("the export differs from the plain one beyond the metadata")
 	}
 }
@@ -513,7 +515,7 @@ func TestRematORT(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			mp := unmarshal(t, r.remat)
+			mp := Unmarshal(t, r.remat)
 			for _, level := range []string{"disabled", "all"} {
 				opts := ort.MeasureOptions(level)
 				a, err := ort.Run(orig, inputs, opts)
@@ -762,7 +764,7 @@ func BenchmarkRematExport(b *testing.B) {
 				}
 			}
 			deps := 0
-			for _, nd := range unmarshal(b, out).Graph.Node {
+			for _, nd := range Unmarshal(b, out).Graph.Node {
 				if isDep(nd.GetName()) {
 					deps++
 				}
@@ -856,7 +858,7 @@ func TestRematExportOrderConstraint(t *testing.T) {
 		t.Errorf("the recompute chain runs before its after node: %v", forced)
 	}
 	model := mustExport(t, r.g, opts)
-	mp := unmarshal(t, model)
+	mp := Unmarshal(t, model)
 	order, err := ortt.OrderOfModel(model)
 	if err != nil {
 		t.Fatal(err)
@@ -954,7 +956,7 @@ func TestRematExportRetainedCopy(t *testing.T) {
 	if err != nil {
 		t.Fatalf("export: %v", err)
 	}
-	mp := unmarshal(t, data)
+	mp := Unmarshal(t, data)
 	first, second := protoNode(mp, "pc_rc1"), protoNode(mp, "pc_rc2")
 	if slices.Equal(first.GetInput(), second.GetInput()) {
 		t.Errorf("pc_rc1 and pc_rc2 both read %v: ORT's CSE would merge them", first.GetInput())
@@ -984,7 +986,7 @@ func TestRematExportFoldableAnchor(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	md := metadata(t, unmarshal(t, data))
+	md := metadata(t, Unmarshal(t, data))
 	for _, e := range md["recompute"].([]any) {
 		if after := e.(map[string]any)["after"]; after != "mid1_relu" {
 			t.Errorf("%v runs after %v, want mid1_relu (fold reads parameters alone)", e.(map[string]any)["node"], after)

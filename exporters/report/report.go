@@ -16,6 +16,14 @@
 // arena, in the order the runtime runs the written model). nodes lists
 // every node of the original graph with its decision (kept or recomputed)
 // and why.
+//
+// The optional fields (invocation, interrupted, timelines, plan_stages,
+// measured, sweep) carry what the HTML report (WriteHTML) draws: the memory
+// timelines of the original and the rewrite step by step, the plan's R
+// matrix, ONNX Runtime's measured memory per node, and the budget sweep.
+// Each figure says where its numbers come from: "predicted" (a memory
+// model: the solver's liveness model or the target's model of its
+// runtime's allocator) or "measured" (the runtime itself).
 package report
 
 import (
@@ -119,6 +127,28 @@ type Compile struct {
 	ORTRefinement []RefineStep `json:"ort_refinement,omitempty"`
 	Peak          Peak         `json:"peak"`
 	Nodes         []Node       `json:"nodes"`
+
+	// The fields below are optional (detail.go): what the HTML report
+	// draws beyond the numbers above.
+
+	// Invocation is the command line and the versions that made the
+	// report.
+	Invocation *Invocation `json:"invocation,omitempty"`
+	// Interrupted says the solve was interrupted (Ctrl-C) and the plan is
+	// the best the solver had found by then.
+	Interrupted bool `json:"interrupted,omitempty"`
+	// Timelines are the memory of the original and the rewrite step by
+	// step, under the solver's liveness model and the target's.
+	Timelines []Timeline `json:"timelines,omitempty"`
+	// PlanStages is the plan's R matrix (Checkmate §4.2, Fig. 4): for each
+	// stage t, the indices into Nodes of the nodes it computes, increasing
+	// (stage t computes node t for the first time, and the others again).
+	PlanStages [][]int32 `json:"plan_stages,omitempty"`
+	// Measured is the runtime's measured memory per node (verify), when it
+	// ran.
+	Measured *Measured `json:"measured,omitempty"`
+	// Sweep is the budget sweep the plan came from, when one ran.
+	Sweep *Sweep `json:"sweep,omitempty"`
 }
 
 // Attempt is one solver of a portfolio.

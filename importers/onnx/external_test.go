@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 
+	. "github.com/remat-compile/remat/internal/onnxtest"
+
 	onnx "github.com/remat-compile/remat/importers/onnx"
 	"github.com/remat-compile/remat/internal/onnxpb"
 )
@@ -24,13 +26,13 @@ func f32bytes(vals ...float32) []byte {
 // externalModel is mlp with w and b in external data: w at offset 0 of
 // weights.bin (12 floats), b at offset 48 (3 floats), described by entries.
 func externalModel(wEntries, bEntries [][2]string) *onnxpb.ModelProto {
-	m := mlp()
+	m := MLP()
 	set := func(tp *onnxpb.TensorProto, entries [][2]string) {
 		tp.RawData = nil
 		tp.DataLocation = onnxpb.TensorProto_EXTERNAL.Enum()
 		tp.ExternalData = nil
 		for _, e := range entries {
-			tp.ExternalData = append(tp.ExternalData, &onnxpb.StringStringEntryProto{Key: str(e[0]), Value: str(e[1])})
+			tp.ExternalData = append(tp.ExternalData, &onnxpb.StringStringEntryProto{Key: Str(e[0]), Value: Str(e[1])})
 		}
 	}
 	set(m.Graph.Initializer[0], wEntries)
@@ -120,7 +122,7 @@ func TestExternalData(t *testing.T) {
 				tt.setup(t, dir, outside)
 			}
 			path := filepath.Join(dir, "model.onnx")
-			writeFile(t, path, marshal(t, externalModel(tt.w, tt.b)))
+			writeFile(t, path, Marshal(t, externalModel(tt.w, tt.b)))
 			g, err := onnx.ImportFile(path, onnx.Options{})
 			if tt.want != "" {
 				if err == nil || !strings.Contains(err.Error(), tt.want) {

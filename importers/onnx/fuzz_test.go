@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"testing"
 
+	. "github.com/remat-compile/remat/internal/onnxtest"
+
 	exporter "github.com/remat-compile/remat/exporters/onnx"
 	onnx "github.com/remat-compile/remat/importers/onnx"
 	"github.com/remat-compile/remat/internal/onnxpb"
@@ -12,16 +14,16 @@ import (
 )
 
 func fuzzSeeds(t testing.TB) [][]byte {
-	attrs := model(graph("attrs", []*onnxpb.NodeProto{
-		node("Constant", "c", nil, in("cv"), attrTensor("value", &onnxpb.TensorProto{Name: str("t"), DataType: proto.Int32(int32(onnxpb.TensorProto_FLOAT16)), Dims: []int64{2}, Int32Data: []int32{0x3c00, 1}})),
-		node("Cast", "cast", in("cv"), in("y"), attrInt("to", 1), &onnxpb.AttributeProto{Name: str("tp"), Type: onnxpb.AttributeProto_TYPE_PROTO.Enum(), Tp: vi("", onnxpb.TensorProto_FLOAT, 2).Type}),
-	}, graphParts{outputs: []*onnxpb.ValueInfoProto{vi("y", onnxpb.TensorProto_FLOAT, 2)}}))
-	sparse := mlp()
+	attrs := Model(Graph("attrs", []*onnxpb.NodeProto{
+		Node("Constant", "c", nil, In("cv"), AttrTensor("value", &onnxpb.TensorProto{Name: Str("t"), DataType: proto.Int32(int32(onnxpb.TensorProto_FLOAT16)), Dims: []int64{2}, Int32Data: []int32{0x3c00, 1}})),
+		Node("Cast", "cast", In("cv"), In("y"), AttrInt("to", 1), &onnxpb.AttributeProto{Name: Str("tp"), Type: onnxpb.AttributeProto_TYPE_PROTO.Enum(), Tp: VI("", onnxpb.TensorProto_FLOAT, 2).Type}),
+	}, GraphParts{Outputs: []*onnxpb.ValueInfoProto{VI("y", onnxpb.TensorProto_FLOAT, 2)}}))
+	sparse := MLP()
 	sparse.Graph.Initializer = sparse.Graph.Initializer[:1]
-	sparse.Graph.SparseInitializer = []*onnxpb.SparseTensorProto{{Values: f32s("b", []int64{1}, 1), Indices: i64s("bi", []int64{1}, 2), Dims: []int64{3}}}
+	sparse.Graph.SparseInitializer = []*onnxpb.SparseTensorProto{{Values: F32s("b", []int64{1}, 1), Indices: I64s("bi", []int64{1}, 2), Dims: []int64{3}}}
 	var seeds [][]byte
-	for _, m := range []*onnxpb.ModelProto{mlp(), ifModel(), chain(12, true), attrs, sparse} {
-		b := marshal(t, m)
+	for _, m := range []*onnxpb.ModelProto{MLP(), IfModel(), chain(12, true), attrs, sparse} {
+		b := Marshal(t, m)
 		seeds = append(seeds, b, b[:len(b)/2], b[:len(b)-1], b[:7])
 	}
 	return seeds

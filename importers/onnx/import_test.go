@@ -12,6 +12,8 @@ import (
 	"strings"
 	"testing"
 
+	. "github.com/remat-compile/remat/internal/onnxtest"
+
 	onnx "github.com/remat-compile/remat/importers/onnx"
 	"github.com/remat-compile/remat/internal/onnxpb"
 	"github.com/remat-compile/remat/ir"
@@ -21,7 +23,7 @@ import (
 
 func mustImport(t testing.TB, m *onnxpb.ModelProto) *ir.Graph {
 	t.Helper()
-	g, err := onnx.Import(marshal(t, m), onnx.Options{File: "model.onnx"})
+	g, err := onnx.Import(Marshal(t, m), onnx.Options{File: "model.onnx"})
 	if err != nil {
 		t.Fatalf("Import: %v", err)
 	}
@@ -52,14 +54,14 @@ func names(vs []*ir.Value) []string {
 }
 
 func TestImportMLP(t *testing.T) {
-	m := mlp()
-	m.ProducerName = str("pytorch")
-	m.ProducerVersion = str("2.1")
-	m.DocString = str("a model")
+	m := MLP()
+	m.ProducerName = Str("pytorch")
+	m.ProducerVersion = Str("2.1")
+	m.DocString = Str("a model")
 	m.ModelVersion = proto.Int64(7)
-	m.MetadataProps = []*onnxpb.StringStringEntryProto{{Key: str("k"), Value: str("v")}}
-	m.Graph.DocString = str("the graph")
-	m.Graph.Node[0].DocString = str("matmul doc")
+	m.MetadataProps = []*onnxpb.StringStringEntryProto{{Key: Str("k"), Value: Str("v")}}
+	m.Graph.DocString = Str("the graph")
+	m.Graph.Node[0].DocString = Str("matmul doc")
 	g := mustImport(t, m)
 
 	info, ok := g.Ext.(*onnx.ModelInfo)
@@ -185,12 +187,12 @@ func TestDTypes(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			tt.tp.Name = str("c")
-			m := model(graph("g", []*onnxpb.NodeProto{
-				node("Identity", "id", in("c"), in("y")),
-			}, graphParts{
-				outputs: []*onnxpb.ValueInfoProto{{Name: str("y")}},
-				inits:   []*onnxpb.TensorProto{tt.tp},
+			tt.tp.Name = Str("c")
+			m := Model(Graph("g", []*onnxpb.NodeProto{
+				Node("Identity", "id", In("c"), In("y")),
+			}, GraphParts{
+				Outputs: []*onnxpb.ValueInfoProto{{Name: Str("y")}},
+				Inits:   []*onnxpb.TensorProto{tt.tp},
 			}))
 			g := mustImport(t, m)
 			tens := g.Params[0].Data
@@ -221,9 +223,9 @@ func TestDTypes(t *testing.T) {
 }
 
 func TestFloat16Values(t *testing.T) {
-	m := model(graph("g", []*onnxpb.NodeProto{node("Identity", "id", in("c"), in("y"))}, graphParts{
-		outputs: []*onnxpb.ValueInfoProto{{Name: str("y")}},
-		inits: []*onnxpb.TensorProto{{Name: str("c"), DataType: proto.Int32(int32(onnxpb.TensorProto_FLOAT16)), Dims: []int64{4},
+	m := Model(Graph("g", []*onnxpb.NodeProto{Node("Identity", "id", In("c"), In("y"))}, GraphParts{
+		Outputs: []*onnxpb.ValueInfoProto{{Name: Str("y")}},
+		Inits: []*onnxpb.TensorProto{{Name: Str("c"), DataType: proto.Int32(int32(onnxpb.TensorProto_FLOAT16)), Dims: []int64{4},
 			Int32Data: []int32{0x3c00, 0xc000, 0x3555, 0x0001}}},
 	}))
 	g := mustImport(t, m)
@@ -235,7 +237,7 @@ func TestFloat16Values(t *testing.T) {
 }
 
 func TestUnsortedNodesAreSorted(t *testing.T) {
-	m := mlp()
+	m := MLP()
 	slices.Reverse(m.Graph.Node)
 	g := mustImport(t, m)
 	var order []string
@@ -248,7 +250,7 @@ func TestUnsortedNodesAreSorted(t *testing.T) {
 }
 
 func TestSubgraphCaptures(t *testing.T) {
-	g := mustImport(t, ifModel())
+	g := mustImport(t, IfModel())
 	outer := findNode(g, "if")
 	inner := findNode(g, "inner_if")
 	if outer == nil || inner == nil {
@@ -275,7 +277,7 @@ func TestSubgraphCaptures(t *testing.T) {
 		t.Errorf("subgraph Ext = %T, want *onnx.GraphInfo", sub.Ext)
 	}
 	// Unsorted: the If before the Relu whose output it captures.
-	m := ifModel()
+	m := IfModel()
 	slices.Reverse(m.Graph.Node)
 	g = mustImport(t, m)
 	if g.Nodes[0].Op != "Relu" {
@@ -287,13 +289,13 @@ func TestSubgraphCaptures(t *testing.T) {
 // a value "t", as ONNX allows; a subgraph may not redefine an outer name
 // (TestBadInputs).
 func TestSiblingSubgraphsMayReuseNames(t *testing.T) {
-	then := graph("then", []*onnxpb.NodeProto{node("Neg", "neg", in("x"), in("t"))}, graphParts{outputs: []*onnxpb.ValueInfoProto{{Name: str("t")}}})
-	els := graph("else", []*onnxpb.NodeProto{node("Abs", "abs", in("x"), in("t"))}, graphParts{outputs: []*onnxpb.ValueInfoProto{{Name: str("t")}}})
-	m := model(graph("main", []*onnxpb.NodeProto{
-		node("If", "if", in("c"), in("y"), attrGraph("then_branch", then), attrGraph("else_branch", els)),
-	}, graphParts{
-		inputs:  []*onnxpb.ValueInfoProto{vi("x", onnxpb.TensorProto_FLOAT, 4), vi("c", onnxpb.TensorProto_BOOL)},
-		outputs: []*onnxpb.ValueInfoProto{{Name: str("y")}},
+	then := Graph("then", []*onnxpb.NodeProto{Node("Neg", "neg", In("x"), In("t"))}, GraphParts{Outputs: []*onnxpb.ValueInfoProto{{Name: Str("t")}}})
+	els := Graph("else", []*onnxpb.NodeProto{Node("Abs", "abs", In("x"), In("t"))}, GraphParts{Outputs: []*onnxpb.ValueInfoProto{{Name: Str("t")}}})
+	m := Model(Graph("main", []*onnxpb.NodeProto{
+		Node("If", "if", In("c"), In("y"), AttrGraph("then_branch", then), AttrGraph("else_branch", els)),
+	}, GraphParts{
+		Inputs:  []*onnxpb.ValueInfoProto{VI("x", onnxpb.TensorProto_FLOAT, 4), VI("c", onnxpb.TensorProto_BOOL)},
+		Outputs: []*onnxpb.ValueInfoProto{{Name: Str("y")}},
 	}))
 	g := mustImport(t, m)
 	ifn := g.Nodes[0]
@@ -308,21 +310,21 @@ func TestSiblingSubgraphsMayReuseNames(t *testing.T) {
 }
 
 func TestSubgraphLocalInitializerAndLoop(t *testing.T) {
-	body := graph("body", []*onnxpb.NodeProto{
-		node("Add", "acc", in("v_in", "step"), in("v_out")),
-		node("Identity", "cond_id", in("cond_in"), in("cond_out")),
-	}, graphParts{
-		inputs: []*onnxpb.ValueInfoProto{
-			vi("iter", onnxpb.TensorProto_INT64), vi("cond_in", onnxpb.TensorProto_BOOL), vi("v_in", onnxpb.TensorProto_FLOAT, 2),
+	body := Graph("body", []*onnxpb.NodeProto{
+		Node("Add", "acc", In("v_in", "step"), In("v_out")),
+		Node("Identity", "cond_id", In("cond_in"), In("cond_out")),
+	}, GraphParts{
+		Inputs: []*onnxpb.ValueInfoProto{
+			VI("iter", onnxpb.TensorProto_INT64), VI("cond_in", onnxpb.TensorProto_BOOL), VI("v_in", onnxpb.TensorProto_FLOAT, 2),
 		},
-		outputs: []*onnxpb.ValueInfoProto{vi("cond_out", onnxpb.TensorProto_BOOL), vi("v_out", onnxpb.TensorProto_FLOAT, 2)},
-		inits:   []*onnxpb.TensorProto{f32s("step", []int64{2}, 1, 1)},
+		Outputs: []*onnxpb.ValueInfoProto{VI("cond_out", onnxpb.TensorProto_BOOL), VI("v_out", onnxpb.TensorProto_FLOAT, 2)},
+		Inits:   []*onnxpb.TensorProto{F32s("step", []int64{2}, 1, 1)},
 	})
-	m := model(graph("loop", []*onnxpb.NodeProto{
-		node("Loop", "loop", in("n", "", "v0"), in("v"), attrGraph("body", body)),
-	}, graphParts{
-		inputs:  []*onnxpb.ValueInfoProto{vi("n", onnxpb.TensorProto_INT64), vi("v0", onnxpb.TensorProto_FLOAT, 2)},
-		outputs: []*onnxpb.ValueInfoProto{vi("v", onnxpb.TensorProto_FLOAT, 2)},
+	m := Model(Graph("loop", []*onnxpb.NodeProto{
+		Node("Loop", "loop", In("n", "", "v0"), In("v"), AttrGraph("body", body)),
+	}, GraphParts{
+		Inputs:  []*onnxpb.ValueInfoProto{VI("n", onnxpb.TensorProto_INT64), VI("v0", onnxpb.TensorProto_FLOAT, 2)},
+		Outputs: []*onnxpb.ValueInfoProto{VI("v", onnxpb.TensorProto_FLOAT, 2)},
 	}))
 	g := mustImport(t, m)
 	loop := g.Nodes[0]
@@ -339,12 +341,12 @@ func TestSubgraphLocalInitializerAndLoop(t *testing.T) {
 }
 
 func TestOptionalInputsAndOutputs(t *testing.T) {
-	m := model(graph("g", []*onnxpb.NodeProto{
-		node("Clip", "clip", in("x", "", "hi"), in("y")),
-		node("Dropout", "drop", in("y"), in("z", "")),
-	}, graphParts{
-		inputs:  []*onnxpb.ValueInfoProto{vi("x", onnxpb.TensorProto_FLOAT, 3), vi("hi", onnxpb.TensorProto_FLOAT)},
-		outputs: []*onnxpb.ValueInfoProto{vi("z", onnxpb.TensorProto_FLOAT, 3)},
+	m := Model(Graph("g", []*onnxpb.NodeProto{
+		Node("Clip", "clip", In("x", "", "hi"), In("y")),
+		Node("Dropout", "drop", In("y"), In("z", "")),
+	}, GraphParts{
+		Inputs:  []*onnxpb.ValueInfoProto{VI("x", onnxpb.TensorProto_FLOAT, 3), VI("hi", onnxpb.TensorProto_FLOAT)},
+		Outputs: []*onnxpb.ValueInfoProto{VI("z", onnxpb.TensorProto_FLOAT, 3)},
 	}))
 	g := mustImport(t, m)
 	clip, drop := g.Nodes[0], g.Nodes[1]
@@ -357,13 +359,13 @@ func TestOptionalInputsAndOutputs(t *testing.T) {
 }
 
 func TestConstantNodes(t *testing.T) {
-	m := model(graph("g", []*onnxpb.NodeProto{
-		node("Constant", "w", nil, in("wv"), attrTensor("value", f32s("wt", []int64{2}, 1, 2))),
-		node("Constant", "s", nil, in("sv"), attrFloat("value_float", 0.5)),
-		node("Constant", "shape", nil, in("shv"), attrInts("value_ints", 1, 2)),
-		node("Mul", "mul", in("wv", "sv"), in("m")),
-		node("Reshape", "r", in("m", "shv"), in("y")),
-	}, graphParts{outputs: []*onnxpb.ValueInfoProto{vi("y", onnxpb.TensorProto_FLOAT, 1, 2)}}))
+	m := Model(Graph("g", []*onnxpb.NodeProto{
+		Node("Constant", "w", nil, In("wv"), AttrTensor("value", F32s("wt", []int64{2}, 1, 2))),
+		Node("Constant", "s", nil, In("sv"), AttrFloat("value_float", 0.5)),
+		Node("Constant", "shape", nil, In("shv"), AttrInts("value_ints", 1, 2)),
+		Node("Mul", "mul", In("wv", "sv"), In("m")),
+		Node("Reshape", "r", In("m", "shv"), In("y")),
+	}, GraphParts{Outputs: []*onnxpb.ValueInfoProto{VI("y", onnxpb.TensorProto_FLOAT, 1, 2)}}))
 	g := mustImport(t, m)
 	if len(g.Params) != 0 {
 		t.Errorf("Constant nodes became params: %v", names(g.Params))
@@ -385,13 +387,13 @@ func TestConstantNodes(t *testing.T) {
 }
 
 func TestCustomDomainAndOpaqueOps(t *testing.T) {
-	n := node("FusedThing", "f", in("x"), in("y", "aux"), attrInt("alpha", 3))
-	n.Domain = str("com.example")
-	n.Overload = str("v2")
-	m := model(graph("g", []*onnxpb.NodeProto{n, node("NewOpFromTheFuture", "nf", in("y"), in("z"))}, graphParts{
-		inputs:  []*onnxpb.ValueInfoProto{vi("x", onnxpb.TensorProto_FLOAT, 2)},
-		outputs: []*onnxpb.ValueInfoProto{vi("z", onnxpb.TensorProto_FLOAT, 2), vi("aux", onnxpb.TensorProto_INT64)},
-	}), opset("", 21), opset("com.example", 1))
+	n := Node("FusedThing", "f", In("x"), In("y", "aux"), AttrInt("alpha", 3))
+	n.Domain = Str("com.example")
+	n.Overload = Str("v2")
+	m := Model(Graph("g", []*onnxpb.NodeProto{n, Node("NewOpFromTheFuture", "nf", In("y"), In("z"))}, GraphParts{
+		Inputs:  []*onnxpb.ValueInfoProto{VI("x", onnxpb.TensorProto_FLOAT, 2)},
+		Outputs: []*onnxpb.ValueInfoProto{VI("z", onnxpb.TensorProto_FLOAT, 2), VI("aux", onnxpb.TensorProto_INT64)},
+	}), Opset("", 21), Opset("com.example", 1))
 	g := mustImport(t, m)
 	f := findNode(g, "f")
 	if f.Op != "FusedThing" || f.Domain != "com.example" || f.OpName() != "com.example.FusedThing" || len(f.Outputs) != 2 {
@@ -409,8 +411,8 @@ func TestCustomDomainAndOpaqueOps(t *testing.T) {
 }
 
 func TestInputWithDefault(t *testing.T) {
-	m := mlp()
-	m.Graph.Input = append(m.Graph.Input, vi("b", onnxpb.TensorProto_FLOAT, 3))
+	m := MLP()
+	m.Graph.Input = append(m.Graph.Input, VI("b", onnxpb.TensorProto_FLOAT, 3))
 	g := mustImport(t, m)
 	if got := names(g.Inputs); !slices.Equal(got, []string{"x", "b"}) {
 		t.Fatalf("inputs = %v", got)
@@ -421,21 +423,21 @@ func TestInputWithDefault(t *testing.T) {
 }
 
 func TestValueTypes(t *testing.T) {
-	x := vi("x", onnxpb.TensorProto_FLOAT, "batch", nil, 3)
-	x.Type.GetTensorType().Shape.Dim[0].Denotation = str("DATA_BATCH")
-	x.Type.Denotation = str("TENSOR")
-	seq := &onnxpb.ValueInfoProto{Name: str("s"), Type: &onnxpb.TypeProto{Value: &onnxpb.TypeProto_SequenceType{SequenceType: &onnxpb.TypeProto_Sequence{
-		ElemType: vi("", onnxpb.TensorProto_INT64, 2).Type}}}}
-	mp := &onnxpb.ValueInfoProto{Name: str("mp"), Type: &onnxpb.TypeProto{Value: &onnxpb.TypeProto_MapType{MapType: &onnxpb.TypeProto_Map{KeyType: proto.Int32(8), ValueType: vi("", onnxpb.TensorProto_FLOAT).Type}}}}
-	unranked := &onnxpb.ValueInfoProto{Name: str("u"), Type: &onnxpb.TypeProto{Value: &onnxpb.TypeProto_TensorType{TensorType: &onnxpb.TypeProto_Tensor{ElemType: proto.Int32(1)}}}}
-	m := model(graph("g", []*onnxpb.NodeProto{
-		node("Identity", "a", in("x"), in("y")),
-		node("Identity", "b", in("s"), in("s2")),
-		node("Identity", "c", in("mp"), in("mp2")),
-		node("Identity", "d", in("u"), in("u2")),
-	}, graphParts{
-		inputs:  []*onnxpb.ValueInfoProto{x, seq, mp, unranked},
-		outputs: []*onnxpb.ValueInfoProto{{Name: str("y")}, {Name: str("s2")}, {Name: str("mp2")}, {Name: str("u2")}},
+	x := VI("x", onnxpb.TensorProto_FLOAT, "batch", nil, 3)
+	x.Type.GetTensorType().Shape.Dim[0].Denotation = Str("DATA_BATCH")
+	x.Type.Denotation = Str("TENSOR")
+	seq := &onnxpb.ValueInfoProto{Name: Str("s"), Type: &onnxpb.TypeProto{Value: &onnxpb.TypeProto_SequenceType{SequenceType: &onnxpb.TypeProto_Sequence{
+		ElemType: VI("", onnxpb.TensorProto_INT64, 2).Type}}}}
+	mp := &onnxpb.ValueInfoProto{Name: Str("mp"), Type: &onnxpb.TypeProto{Value: &onnxpb.TypeProto_MapType{MapType: &onnxpb.TypeProto_Map{KeyType: proto.Int32(8), ValueType: VI("", onnxpb.TensorProto_FLOAT).Type}}}}
+	unranked := &onnxpb.ValueInfoProto{Name: Str("u"), Type: &onnxpb.TypeProto{Value: &onnxpb.TypeProto_TensorType{TensorType: &onnxpb.TypeProto_Tensor{ElemType: proto.Int32(1)}}}}
+	m := Model(Graph("g", []*onnxpb.NodeProto{
+		Node("Identity", "a", In("x"), In("y")),
+		Node("Identity", "b", In("s"), In("s2")),
+		Node("Identity", "c", In("mp"), In("mp2")),
+		Node("Identity", "d", In("u"), In("u2")),
+	}, GraphParts{
+		Inputs:  []*onnxpb.ValueInfoProto{x, seq, mp, unranked},
+		Outputs: []*onnxpb.ValueInfoProto{{Name: Str("y")}, {Name: Str("s2")}, {Name: Str("mp2")}, {Name: Str("u2")}},
 	}))
 	g := mustImport(t, m)
 	want := []string{"f32[batch,?,3]", "seq<i64[2]>", "map<undef[*]>", "f32[*]"}
@@ -455,28 +457,28 @@ func TestValueTypes(t *testing.T) {
 }
 
 func TestAttributeKinds(t *testing.T) {
-	sparse := &onnxpb.SparseTensorProto{Values: f32s("sv", []int64{1}, 2), Indices: i64s("si", []int64{1}, 0), Dims: []int64{3}}
+	sparse := &onnxpb.SparseTensorProto{Values: F32s("sv", []int64{1}, 2), Indices: I64s("si", []int64{1}, 0), Dims: []int64{3}}
 	attrs := []*onnxpb.AttributeProto{
-		attrInt("i", 3),
-		attrFloat("f", 1.5),
-		{Name: str("s"), Type: onnxpb.AttributeProto_STRING.Enum(), S: []byte("hi")},
-		{Name: str("fs"), Type: onnxpb.AttributeProto_FLOATS.Enum(), Floats: []float32{1, 2}},
-		attrInts("is", 4, 5),
-		{Name: str("ss"), Type: onnxpb.AttributeProto_STRINGS.Enum(), Strings: [][]byte{[]byte("a"), []byte("b")}},
-		attrTensor("t", f32s("tt", []int64{1}, 9)),
-		{Name: str("ts"), Type: onnxpb.AttributeProto_TENSORS.Enum(), Tensors: []*onnxpb.TensorProto{f32s("t1", nil, 1), i64s("t2", nil, 2)}},
-		{Name: str("sp"), Type: onnxpb.AttributeProto_SPARSE_TENSOR.Enum(), SparseTensor: sparse},
-		{Name: str("tp"), Type: onnxpb.AttributeProto_TYPE_PROTO.Enum(), Tp: vi("", onnxpb.TensorProto_FLOAT, 2).Type},
-		{Name: str("ref"), RefAttrName: str("outer_alpha"), Type: onnxpb.AttributeProto_FLOAT.Enum()},
-		{Name: str("untyped"), I: proto.Int64(11)}, // IR version 1 style: no type field
-		{Name: str("doc"), Type: onnxpb.AttributeProto_INT.Enum(), I: proto.Int64(1), DocString: str("documented")},
+		AttrInt("i", 3),
+		AttrFloat("f", 1.5),
+		{Name: Str("s"), Type: onnxpb.AttributeProto_STRING.Enum(), S: []byte("hi")},
+		{Name: Str("fs"), Type: onnxpb.AttributeProto_FLOATS.Enum(), Floats: []float32{1, 2}},
+		AttrInts("is", 4, 5),
+		{Name: Str("ss"), Type: onnxpb.AttributeProto_STRINGS.Enum(), Strings: [][]byte{[]byte("a"), []byte("b")}},
+		AttrTensor("t", F32s("tt", []int64{1}, 9)),
+		{Name: Str("ts"), Type: onnxpb.AttributeProto_TENSORS.Enum(), Tensors: []*onnxpb.TensorProto{F32s("t1", nil, 1), I64s("t2", nil, 2)}},
+		{Name: Str("sp"), Type: onnxpb.AttributeProto_SPARSE_TENSOR.Enum(), SparseTensor: sparse},
+		{Name: Str("tp"), Type: onnxpb.AttributeProto_TYPE_PROTO.Enum(), Tp: VI("", onnxpb.TensorProto_FLOAT, 2).Type},
+		{Name: Str("ref"), RefAttrName: Str("outer_alpha"), Type: onnxpb.AttributeProto_FLOAT.Enum()},
+		{Name: Str("untyped"), I: proto.Int64(11)}, // IR version 1 style: no type field
+		{Name: Str("doc"), Type: onnxpb.AttributeProto_INT.Enum(), I: proto.Int64(1), DocString: Str("documented")},
 	}
-	n := node("Custom", "n", in("x"), in("y"), attrs...)
-	n.Domain = str("custom")
-	m := model(graph("g", []*onnxpb.NodeProto{n}, graphParts{
-		inputs:  []*onnxpb.ValueInfoProto{vi("x", onnxpb.TensorProto_FLOAT, 2)},
-		outputs: []*onnxpb.ValueInfoProto{vi("y", onnxpb.TensorProto_FLOAT, 2)},
-	}), opset("", 17), opset("custom", 1))
+	n := Node("Custom", "n", In("x"), In("y"), attrs...)
+	n.Domain = Str("custom")
+	m := Model(Graph("g", []*onnxpb.NodeProto{n}, GraphParts{
+		Inputs:  []*onnxpb.ValueInfoProto{VI("x", onnxpb.TensorProto_FLOAT, 2)},
+		Outputs: []*onnxpb.ValueInfoProto{VI("y", onnxpb.TensorProto_FLOAT, 2)},
+	}), Opset("", 17), Opset("custom", 1))
 	g := mustImport(t, m)
 	got := g.Nodes[0].Attrs
 	wantKinds := []ir.AttrKind{ir.AttrInt, ir.AttrFloat, ir.AttrString, ir.AttrFloats, ir.AttrInts, ir.AttrStrings, ir.AttrTensor, ir.AttrTensors, ir.AttrOther, ir.AttrOther, ir.AttrOther, ir.AttrInt, ir.AttrInt}
@@ -500,13 +502,13 @@ func TestAttributeKinds(t *testing.T) {
 
 func TestSparseInitializer(t *testing.T) {
 	sp := &onnxpb.SparseTensorProto{
-		Values:  f32s("w", []int64{2}, 5, 7),
-		Indices: i64s("w_idx", []int64{2, 2}, 0, 1, 1, 2),
+		Values:  F32s("w", []int64{2}, 5, 7),
+		Indices: I64s("w_idx", []int64{2, 2}, 0, 1, 1, 2),
 		Dims:    []int64{2, 3},
 	}
-	m := model(graph("g", []*onnxpb.NodeProto{node("Add", "add", in("x", "w"), in("y"))}, graphParts{
-		inputs:  []*onnxpb.ValueInfoProto{vi("x", onnxpb.TensorProto_FLOAT, 2, 3)},
-		outputs: []*onnxpb.ValueInfoProto{vi("y", onnxpb.TensorProto_FLOAT, 2, 3)},
+	m := Model(Graph("g", []*onnxpb.NodeProto{Node("Add", "add", In("x", "w"), In("y"))}, GraphParts{
+		Inputs:  []*onnxpb.ValueInfoProto{VI("x", onnxpb.TensorProto_FLOAT, 2, 3)},
+		Outputs: []*onnxpb.ValueInfoProto{VI("y", onnxpb.TensorProto_FLOAT, 2, 3)},
 	}))
 	m.Graph.SparseInitializer = []*onnxpb.SparseTensorProto{sp}
 	g := mustImport(t, m)
@@ -520,11 +522,11 @@ func TestSparseInitializer(t *testing.T) {
 }
 
 func TestTensorEncodingKept(t *testing.T) {
-	m := model(graph("g", []*onnxpb.NodeProto{node("Add", "add", in("a", "b"), in("y"))}, graphParts{
-		outputs: []*onnxpb.ValueInfoProto{{Name: str("y")}},
-		inits: []*onnxpb.TensorProto{
-			{Name: str("a"), DataType: proto.Int32(int32(onnxpb.TensorProto_INT32)), Dims: []int64{2}, Int32Data: []int32{1, 2}},
-			{Name: str("b"), DataType: proto.Int32(int32(onnxpb.TensorProto_INT32)), Dims: []int64{2}, RawData: make([]byte, 8)},
+	m := Model(Graph("g", []*onnxpb.NodeProto{Node("Add", "add", In("a", "b"), In("y"))}, GraphParts{
+		Outputs: []*onnxpb.ValueInfoProto{{Name: Str("y")}},
+		Inits: []*onnxpb.TensorProto{
+			{Name: Str("a"), DataType: proto.Int32(int32(onnxpb.TensorProto_INT32)), Dims: []int64{2}, Int32Data: []int32{1, 2}},
+			{Name: Str("b"), DataType: proto.Int32(int32(onnxpb.TensorProto_INT32)), Dims: []int64{2}, RawData: make([]byte, 8)},
 		},
 	}))
 	g := mustImport(t, m)
@@ -538,40 +540,40 @@ func TestTensorEncodingKept(t *testing.T) {
 // TestBadInputs feeds malformed and hostile models to Import: each must fail
 // with a specific, positioned error, never panic.
 func TestBadInputs(t *testing.T) {
-	valid := func() *onnxpb.ModelProto { return mlp() }
+	valid := func() *onnxpb.ModelProto { return MLP() }
 	with := func(f func(m *onnxpb.ModelProto)) []byte {
 		m := valid()
 		f(m)
-		return marshal(t, m)
+		return Marshal(t, m)
 	}
-	truncated := marshal(t, valid())
+	truncated := Marshal(t, valid())
 	truncated = truncated[:len(truncated)/2]
 	wrongWire := protowire.AppendTag(nil, 7, protowire.VarintType) // graph as a varint
 	wrongWire = protowire.AppendVarint(wrongWire, 5)
 	badUTF := protowire.AppendTag(nil, 1, protowire.BytesType) // ir_version as bytes
 	badUTF = protowire.AppendBytes(badUTF, []byte("x"))
 	deep := func(depth int) *onnxpb.ModelProto {
-		g := graph("leaf", []*onnxpb.NodeProto{node("Identity", "leaf_id", in("x"), in("leaf_y"))}, graphParts{outputs: []*onnxpb.ValueInfoProto{{Name: str("leaf_y")}}})
+		g := Graph("leaf", []*onnxpb.NodeProto{Node("Identity", "leaf_id", In("x"), In("leaf_y"))}, GraphParts{Outputs: []*onnxpb.ValueInfoProto{{Name: Str("leaf_y")}}})
 		for i := range depth {
 			out := fmt.Sprintf("y%d", i)
 			eout := fmt.Sprintf("e%d", i)
-			els := graph(fmt.Sprintf("else%d", i), []*onnxpb.NodeProto{node("Identity", eout, in("x"), in(eout))}, graphParts{outputs: []*onnxpb.ValueInfoProto{{Name: str(eout)}}})
-			g = graph(fmt.Sprintf("g%d", i), []*onnxpb.NodeProto{
-				node("If", fmt.Sprintf("if%d", i), in("c"), in(out), attrGraph("then_branch", g), attrGraph("else_branch", els)),
-			}, graphParts{outputs: []*onnxpb.ValueInfoProto{{Name: str(out)}}})
+			els := Graph(fmt.Sprintf("else%d", i), []*onnxpb.NodeProto{Node("Identity", eout, In("x"), In(eout))}, GraphParts{Outputs: []*onnxpb.ValueInfoProto{{Name: Str(eout)}}})
+			g = Graph(fmt.Sprintf("g%d", i), []*onnxpb.NodeProto{
+				Node("If", fmt.Sprintf("if%d", i), In("c"), In(out), AttrGraph("then_branch", g), AttrGraph("else_branch", els)),
+			}, GraphParts{Outputs: []*onnxpb.ValueInfoProto{{Name: Str(out)}}})
 		}
-		g.Input = []*onnxpb.ValueInfoProto{vi("x", onnxpb.TensorProto_FLOAT), vi("c", onnxpb.TensorProto_BOOL)}
-		return model(g)
+		g.Input = []*onnxpb.ValueInfoProto{VI("x", onnxpb.TensorProto_FLOAT), VI("c", onnxpb.TensorProto_BOOL)}
+		return Model(g)
 	}
 	ifWith := func(thenNodes []*onnxpb.NodeProto, thenOut string, elseNodes []*onnxpb.NodeProto, elseOut string) []byte {
-		then := graph("then", thenNodes, graphParts{outputs: []*onnxpb.ValueInfoProto{{Name: str(thenOut)}}})
-		els := graph("else", elseNodes, graphParts{outputs: []*onnxpb.ValueInfoProto{{Name: str(elseOut)}}})
-		return marshal(t, model(graph("main", []*onnxpb.NodeProto{
-			node("Relu", "relu", in("x"), in("a")),
-			node("If", "if", in("c"), in("y"), attrGraph("then_branch", then), attrGraph("else_branch", els)),
-		}, graphParts{
-			inputs:  []*onnxpb.ValueInfoProto{vi("x", onnxpb.TensorProto_FLOAT, 4), vi("c", onnxpb.TensorProto_BOOL)},
-			outputs: []*onnxpb.ValueInfoProto{{Name: str("y")}},
+		then := Graph("then", thenNodes, GraphParts{Outputs: []*onnxpb.ValueInfoProto{{Name: Str(thenOut)}}})
+		els := Graph("else", elseNodes, GraphParts{Outputs: []*onnxpb.ValueInfoProto{{Name: Str(elseOut)}}})
+		return Marshal(t, Model(Graph("main", []*onnxpb.NodeProto{
+			Node("Relu", "relu", In("x"), In("a")),
+			Node("If", "if", In("c"), In("y"), AttrGraph("then_branch", then), AttrGraph("else_branch", els)),
+		}, GraphParts{
+			Inputs:  []*onnxpb.ValueInfoProto{VI("x", onnxpb.TensorProto_FLOAT, 4), VI("c", onnxpb.TensorProto_BOOL)},
+			Outputs: []*onnxpb.ValueInfoProto{{Name: Str("y")}},
 		})))
 	}
 	f32 := proto.Int32(int32(onnxpb.TensorProto_FLOAT))
@@ -590,7 +592,7 @@ func TestBadInputs(t *testing.T) {
 			m.Graph.Node[1].ProtoReflect().SetUnknown(protowire.AppendVarint(protowire.AppendTag(nil, 4, protowire.VarintType), 1))
 		}), onnx.Options{}, "not a valid ONNX model: graph.node[1].op_type: field 4 has wire type varint"},
 		{"unknown enum value", with(func(m *onnxpb.ModelProto) {
-			m.Graph.Node[1].Attribute = []*onnxpb.AttributeProto{{Name: str("k")}}
+			m.Graph.Node[1].Attribute = []*onnxpb.AttributeProto{{Name: Str("k")}}
 			m.Graph.Node[1].Attribute[0].ProtoReflect().SetUnknown(protowire.AppendVarint(protowire.AppendTag(nil, 20, protowire.VarintType), 99))
 		}), onnx.Options{}, `node "add" (Add): attribute "k" has unknown type 99`},
 		{"unknown data location", with(func(m *onnxpb.ModelProto) {
@@ -598,33 +600,33 @@ func TestBadInputs(t *testing.T) {
 		}), onnx.Options{}, `value "b": initializer: unknown data_location 7`},
 		{"empty file", nil, onnx.Options{}, "model has no graph"},
 		{"no graph", with(func(m *onnxpb.ModelProto) { m.Graph = nil }), onnx.Options{}, "model has no graph"},
-		{"no default opset", with(func(m *onnxpb.ModelProto) { m.OpsetImport = []*onnxpb.OperatorSetIdProto{opset("com.x", 1)} }), onnx.Options{}, `no opset_import for the default ONNX domain`},
-		{"duplicate opset", with(func(m *onnxpb.ModelProto) { m.OpsetImport = append(m.OpsetImport, opset("ai.onnx", 13)) }), onnx.Options{}, `lists domain "ai.onnx" twice`},
+		{"no default opset", with(func(m *onnxpb.ModelProto) { m.OpsetImport = []*onnxpb.OperatorSetIdProto{Opset("com.x", 1)} }), onnx.Options{}, `no opset_import for the default ONNX domain`},
+		{"duplicate opset", with(func(m *onnxpb.ModelProto) { m.OpsetImport = append(m.OpsetImport, Opset("ai.onnx", 13)) }), onnx.Options{}, `lists domain "ai.onnx" twice`},
 		{"opset version 0", with(func(m *onnxpb.ModelProto) { m.OpsetImport[0].Version = proto.Int64(0) }), onnx.Options{}, "opset versions start at 1"},
-		{"empty graph", marshal(t, model(&onnxpb.GraphProto{Name: str("empty")})), onnx.Options{}, `graph "empty" has no outputs`},
-		{"empty op_type", with(func(m *onnxpb.ModelProto) { m.Graph.Node[1].OpType = str("") }), onnx.Options{}, `model.onnx: node "add": node has no op_type`},
+		{"empty graph", Marshal(t, Model(&onnxpb.GraphProto{Name: Str("empty")})), onnx.Options{}, `graph "empty" has no outputs`},
+		{"empty op_type", with(func(m *onnxpb.ModelProto) { m.Graph.Node[1].OpType = Str("") }), onnx.Options{}, `model.onnx: node "add": node has no op_type`},
 		{"dangling input", with(func(m *onnxpb.ModelProto) { m.Graph.Node[1].Input[1] = "nowhere" }), onnx.Options{}, `model.onnx: node "add" (Add): input 1 "nowhere" is not defined by any node, graph input or initializer in scope (dangling reference)`},
 		{"two producers", with(func(m *onnxpb.ModelProto) { m.Graph.Node[2].Output[0] = "h" }), onnx.Options{}, `node "relu" (Relu): output "h" is also defined by node "mm" (MatMul) (two producers of one name)`},
 		{"output shadows input", with(func(m *onnxpb.ModelProto) { m.Graph.Node[0].Output[0] = "x" }), onnx.Options{}, `output "x" is also defined by a graph input`},
 		{"initializer twice", with(func(m *onnxpb.ModelProto) {
-			m.Graph.Initializer = append(m.Graph.Initializer, f32s("w", []int64{1}, 1))
+			m.Graph.Initializer = append(m.Graph.Initializer, F32s("w", []int64{1}, 1))
 		}), onnx.Options{}, `value "w": initializer "w" is also defined by an initializer`},
 		{"cycle", with(func(m *onnxpb.ModelProto) { m.Graph.Node[0].Input[0] = "y" }), onnx.Options{}, `graph "mlp" has a cycle: nodes "mm" (MatMul), "add" (Add), "relu" (Relu) depend on each other`},
 		{"self loop", with(func(m *onnxpb.ModelProto) { m.Graph.Node[2].Input[0] = "y" }), onnx.Options{}, `has a cycle: nodes "relu" (Relu)`},
-		{"duplicate graph input", with(func(m *onnxpb.ModelProto) { m.Graph.Input = append(m.Graph.Input, vi("x", onnxpb.TensorProto_FLOAT)) }), onnx.Options{}, `value "x": graph "mlp" lists input "x" twice (duplicate graph input)`},
+		{"duplicate graph input", with(func(m *onnxpb.ModelProto) { m.Graph.Input = append(m.Graph.Input, VI("x", onnxpb.TensorProto_FLOAT)) }), onnx.Options{}, `value "x": graph "mlp" lists input "x" twice (duplicate graph input)`},
 		{"input without name", with(func(m *onnxpb.ModelProto) { m.Graph.Input[0].Name = nil }), onnx.Options{}, `graph "mlp": input 0 has no name`},
-		{"output without name", with(func(m *onnxpb.ModelProto) { m.Graph.Output[0].Name = str("") }), onnx.Options{}, `graph "mlp": output 0 has no name`},
-		{"undefined graph output", with(func(m *onnxpb.ModelProto) { m.Graph.Output[0].Name = str("zz") }), onnx.Options{}, `value "zz": graph output "zz" is not defined`},
+		{"output without name", with(func(m *onnxpb.ModelProto) { m.Graph.Output[0].Name = Str("") }), onnx.Options{}, `graph "mlp": output 0 has no name`},
+		{"undefined graph output", with(func(m *onnxpb.ModelProto) { m.Graph.Output[0].Name = Str("zz") }), onnx.Options{}, `value "zz": graph output "zz" is not defined`},
 		{"initializer without name", with(func(m *onnxpb.ModelProto) { m.Graph.Initializer[0].Name = nil }), onnx.Options{}, `initializer 0 has no name`},
 		{"negative tensor dim", with(func(m *onnxpb.ModelProto) { m.Graph.Initializer[1].Dims = []int64{-3} }), onnx.Options{}, `value "b": initializer: negative dimension -3 in dims [-3]`},
 		{"overflowing dims", with(func(m *onnxpb.ModelProto) { m.Graph.Initializer[1].Dims = []int64{1 << 40, 1 << 40} }), onnx.Options{}, `value "b": initializer: dims [1099511627776 1099511627776] have more elements than can be stored`},
 		{"raw size mismatch", with(func(m *onnxpb.ModelProto) { m.Graph.Initializer[1].RawData = make([]byte, 8) }), onnx.Options{}, `value "b": initializer: raw_data has 8 bytes, f32[3] needs 12`},
 		{"huge dims small data", with(func(m *onnxpb.ModelProto) { m.Graph.Initializer[1].Dims = []int64{1 << 31, 1 << 30} }), onnx.Options{}, `value "b": initializer: dims [2147483648 1073741824] have more elements than can be stored`},
 		{"typed count mismatch", with(func(m *onnxpb.ModelProto) {
-			m.Graph.Initializer[1] = &onnxpb.TensorProto{Name: str("b"), DataType: f32, Dims: []int64{3}, FloatData: []float32{1, 2}}
+			m.Graph.Initializer[1] = &onnxpb.TensorProto{Name: Str("b"), DataType: f32, Dims: []int64{3}, FloatData: []float32{1, 2}}
 		}), onnx.Options{}, `float_data has 2 values, f32[3] needs 3`},
 		{"wrong typed field", with(func(m *onnxpb.ModelProto) {
-			m.Graph.Initializer[1] = &onnxpb.TensorProto{Name: str("b"), DataType: f32, Dims: []int64{3}, Int64Data: []int64{1, 2, 3}}
+			m.Graph.Initializer[1] = &onnxpb.TensorProto{Name: Str("b"), DataType: f32, Dims: []int64{3}, Int64Data: []int64{1, 2, 3}}
 		}), onnx.Options{}, `f32 tensor stores its data in int64_data; ONNX puts f32 elements in float_data or raw_data`},
 		{"data in two fields", with(func(m *onnxpb.ModelProto) { m.Graph.Initializer[1].FloatData = []float32{1, 2, 3} }), onnx.Options{}, `holds its data in both raw_data and float_data`},
 		{"unsupported dtype", with(func(m *onnxpb.ModelProto) { m.Graph.Initializer[1].DataType = proto.Int32(24) }), onnx.Options{}, `unsupported data type FLOAT8E8M0 (24)`},
@@ -637,52 +639,52 @@ func TestBadInputs(t *testing.T) {
 			m.Graph.Initializer[1].Segment = &onnxpb.TensorProto_Segment{Begin: proto.Int64(0), End: proto.Int64(1)}
 		}), onnx.Options{}, `segmented tensors`},
 		{"external entries without location", with(func(m *onnxpb.ModelProto) {
-			m.Graph.Initializer[1].ExternalData = []*onnxpb.StringStringEntryProto{{Key: str("location"), Value: str("w.bin")}}
+			m.Graph.Initializer[1].ExternalData = []*onnxpb.StringStringEntryProto{{Key: Str("location"), Value: Str("w.bin")}}
 		}), onnx.Options{}, `data_location is not EXTERNAL`},
 		{"external without base dir", with(func(m *onnxpb.ModelProto) { makeExternal(m.Graph.Initializer[1], "b.bin", 0, 12) }), onnx.Options{}, `value "b": initializer: external data: location "b.bin" is relative to the model's directory, which is unknown; use ImportFile or set Options.BaseDir`},
 		{"external absolute", with(func(m *onnxpb.ModelProto) { makeExternal(m.Graph.Initializer[1], "/etc/passwd", 0, 12) }), onnx.Options{BaseDir: "."}, `location "/etc/passwd" is an absolute path`},
 		{"external escape", with(func(m *onnxpb.ModelProto) { makeExternal(m.Graph.Initializer[1], "../../etc/passwd", 0, 12) }), onnx.Options{BaseDir: "."}, `location "../../etc/passwd" leaves the model's directory`},
 		{"external bad offset", with(func(m *onnxpb.ModelProto) {
 			makeExternal(m.Graph.Initializer[1], "b.bin", 0, 12)
-			m.Graph.Initializer[1].ExternalData[1].Value = str("-5")
+			m.Graph.Initializer[1].ExternalData[1].Value = Str("-5")
 		}), onnx.Options{BaseDir: "."}, `offset "-5" is not a non-negative integer`},
 		{"negative value dim", with(func(m *onnxpb.ModelProto) {
 			m.Graph.Input[0].Type.GetTensorType().Shape.Dim[1].Value = &onnxpb.TensorShapeProto_Dimension_DimValue{DimValue: -4}
 		}), onnx.Options{}, `value "x": graph input type: dimension 1 is negative (-4)`},
-		{"overflowing value dims", with(func(m *onnxpb.ModelProto) { m.Graph.ValueInfo[0] = vi("h", onnxpb.TensorProto_FLOAT, 1<<40, 1<<40) }), onnx.Options{}, `value "h": value_info type: dimensions [1099511627776 1099511627776] have more elements than can be stored`},
+		{"overflowing value dims", with(func(m *onnxpb.ModelProto) { m.Graph.ValueInfo[0] = VI("h", onnxpb.TensorProto_FLOAT, 1<<40, 1<<40) }), onnx.Options{}, `value "h": value_info type: dimensions [1099511627776 1099511627776] have more elements than can be stored`},
 		{"arity", with(func(m *onnxpb.ModelProto) { m.Graph.Node[1].Input = append(m.Graph.Node[1].Input, "x") }), onnx.Options{}, `node "add" (Add): has 3 inputs; Add takes exactly 2`},
 		{"output arity", with(func(m *onnxpb.ModelProto) { m.Graph.Node[2].Output = append(m.Graph.Node[2].Output, "y2") }), onnx.Options{}, `node "relu" (Relu): has 2 outputs; Relu produces exactly 1`},
-		{"domain not imported", with(func(m *onnxpb.ModelProto) { m.Graph.Node[2].Domain = str("com.vendor") }), onnx.Options{}, `node "relu" (com.vendor.Relu): domain "com.vendor" is not imported`},
+		{"domain not imported", with(func(m *onnxpb.ModelProto) { m.Graph.Node[2].Domain = Str("com.vendor") }), onnx.Options{}, `node "relu" (com.vendor.Relu): domain "com.vendor" is not imported`},
 		{"attribute twice", with(func(m *onnxpb.ModelProto) {
-			m.Graph.Node[2].Attribute = []*onnxpb.AttributeProto{attrInt("k", 1), attrInt("k", 2)}
+			m.Graph.Node[2].Attribute = []*onnxpb.AttributeProto{AttrInt("k", 1), AttrInt("k", 2)}
 		}), onnx.Options{}, `node "relu" (Relu): attribute "k" is given twice`},
 		{"attribute without name", with(func(m *onnxpb.ModelProto) { m.Graph.Node[2].Attribute = []*onnxpb.AttributeProto{{I: proto.Int64(1)}} }), onnx.Options{}, `attribute 0 has no name`},
-		{"attribute without value", with(func(m *onnxpb.ModelProto) { m.Graph.Node[2].Attribute = []*onnxpb.AttributeProto{{Name: str("k")}} }), onnx.Options{}, `attribute "k" has no value (no type and no value field set)`},
+		{"attribute without value", with(func(m *onnxpb.ModelProto) { m.Graph.Node[2].Attribute = []*onnxpb.AttributeProto{{Name: Str("k")}} }), onnx.Options{}, `attribute "k" has no value (no type and no value field set)`},
 		{"tensor attribute without tensor", with(func(m *onnxpb.ModelProto) {
-			m.Graph.Node[2].Attribute = []*onnxpb.AttributeProto{{Name: str("value"), Type: onnxpb.AttributeProto_TENSOR.Enum()}}
+			m.Graph.Node[2].Attribute = []*onnxpb.AttributeProto{{Name: Str("value"), Type: onnxpb.AttributeProto_TENSOR.Enum()}}
 		}), onnx.Options{}, `attribute "value" is of type TENSOR but has no t value`},
 		{"bad attribute tensor", with(func(m *onnxpb.ModelProto) {
-			m.Graph.Node[2].Attribute = []*onnxpb.AttributeProto{attrTensor("value", f32s("cv", []int64{5}, 1))}
+			m.Graph.Node[2].Attribute = []*onnxpb.AttributeProto{AttrTensor("value", F32s("cv", []int64{5}, 1))}
 		}), onnx.Options{}, `node "relu" (Relu): attribute "value": tensor "cv": raw_data has 4 bytes, f32[5] needs 20`},
 		{"graph attribute without graph", with(func(m *onnxpb.ModelProto) {
-			m.Graph.Node[2].Attribute = []*onnxpb.AttributeProto{{Name: str("body"), Type: onnxpb.AttributeProto_GRAPH.Enum()}}
+			m.Graph.Node[2].Attribute = []*onnxpb.AttributeProto{{Name: Str("body"), Type: onnxpb.AttributeProto_GRAPH.Enum()}}
 		}), onnx.Options{}, `attribute "body" is of type GRAPH but has no g value`},
-		{"subgraph shadows outer name", ifWith([]*onnxpb.NodeProto{node("Neg", "neg", in("a"), in("x"))}, "x", []*onnxpb.NodeProto{node("Neg", "neg2", in("a"), in("e"))}, "e"), onnx.Options{}, `node "neg" (Neg): output "x" shadows the value of that name in enclosing graph "main"`},
-		{"subgraph reads sibling's value", ifWith([]*onnxpb.NodeProto{node("Neg", "neg", in("a"), in("t"))}, "t", []*onnxpb.NodeProto{node("Abs", "abs", in("t"), in("e"))}, "e"), onnx.Options{}, `node "abs" (Abs): input 0 "t" is not defined by any node, graph input or initializer in scope (dangling reference)`},
+		{"subgraph shadows outer name", ifWith([]*onnxpb.NodeProto{Node("Neg", "neg", In("a"), In("x"))}, "x", []*onnxpb.NodeProto{Node("Neg", "neg2", In("a"), In("e"))}, "e"), onnx.Options{}, `node "neg" (Neg): output "x" shadows the value of that name in enclosing graph "main"`},
+		{"subgraph reads sibling's value", ifWith([]*onnxpb.NodeProto{Node("Neg", "neg", In("a"), In("t"))}, "t", []*onnxpb.NodeProto{Node("Abs", "abs", In("t"), In("e"))}, "e"), onnx.Options{}, `node "abs" (Abs): input 0 "t" is not defined by any node, graph input or initializer in scope (dangling reference)`},
 		{"outer reads subgraph value", with(func(m *onnxpb.ModelProto) {
-			then := graph("then", []*onnxpb.NodeProto{node("Neg", "neg", in("x"), in("inner"))}, graphParts{outputs: []*onnxpb.ValueInfoProto{{Name: str("inner")}}})
-			m.Graph.Node = append(m.Graph.Node, node("If", "if", in("x"), in("o"), attrGraph("then_branch", then), attrGraph("else_branch", then)))
+			then := Graph("then", []*onnxpb.NodeProto{Node("Neg", "neg", In("x"), In("inner"))}, GraphParts{Outputs: []*onnxpb.ValueInfoProto{{Name: Str("inner")}}})
+			m.Graph.Node = append(m.Graph.Node, Node("If", "if", In("x"), In("o"), AttrGraph("then_branch", then), AttrGraph("else_branch", then)))
 			m.Graph.Node[2].Input[0] = "inner"
 		}), onnx.Options{}, `node "relu" (Relu): input 0 "inner" is not defined by any node, graph input or initializer in scope`},
-		{"subgraph reads its owner's output", ifWith([]*onnxpb.NodeProto{node("Neg", "neg", in("y"), in("t"))}, "t", []*onnxpb.NodeProto{node("Abs", "abs", in("a"), in("e"))}, "e"), onnx.Options{}, `has a cycle: nodes "if" (If)`},
-		{"subgraphs too deep", marshal(t, deep(120)), onnx.Options{}, "subgraphs are nested more than 100 deep"},
+		{"subgraph reads its owner's output", ifWith([]*onnxpb.NodeProto{Node("Neg", "neg", In("y"), In("t"))}, "t", []*onnxpb.NodeProto{Node("Abs", "abs", In("a"), In("e"))}, "e"), onnx.Options{}, `has a cycle: nodes "if" (If)`},
+		{"subgraphs too deep", Marshal(t, deep(120)), onnx.Options{}, "subgraphs are nested more than 100 deep"},
 		{"sparse index out of range", with(func(m *onnxpb.ModelProto) {
 			m.Graph.Initializer = m.Graph.Initializer[:1]
-			m.Graph.SparseInitializer = []*onnxpb.SparseTensorProto{{Values: f32s("b", []int64{1}, 1), Indices: i64s("bi", []int64{1}, 7), Dims: []int64{3}}}
+			m.Graph.SparseInitializer = []*onnxpb.SparseTensorProto{{Values: F32s("b", []int64{1}, 1), Indices: I64s("bi", []int64{1}, 7), Dims: []int64{3}}}
 		}), onnx.Options{}, `value "b": sparse initializer: sparse tensor: linear index 7 of value 0 is outside [0,3)`},
 		{"sparse too large", with(func(m *onnxpb.ModelProto) {
 			m.Graph.Initializer = m.Graph.Initializer[:1]
-			m.Graph.SparseInitializer = []*onnxpb.SparseTensorProto{{Values: f32s("b", []int64{1}, 1), Indices: i64s("bi", []int64{1}, 0), Dims: []int64{1 << 20, 1 << 20}}}
+			m.Graph.SparseInitializer = []*onnxpb.SparseTensorProto{{Values: F32s("b", []int64{1}, 1), Indices: I64s("bi", []int64{1}, 0), Dims: []int64{1 << 20, 1 << 20}}}
 		}), onnx.Options{}, `dense form needs 4398046511104 bytes, more than the 1073741824-byte limit (Options.MaxSparseBytes)`},
 	}
 	if len(tests) < 25 {
@@ -720,19 +722,19 @@ func makeExternal(tp *onnxpb.TensorProto, loc string, offset, length int) {
 	tp.RawData = nil
 	tp.DataLocation = onnxpb.TensorProto_EXTERNAL.Enum()
 	tp.ExternalData = []*onnxpb.StringStringEntryProto{
-		{Key: str("location"), Value: str(loc)},
-		{Key: str("offset"), Value: str(fmt.Sprint(offset))},
-		{Key: str("length"), Value: str(fmt.Sprint(length))},
+		{Key: Str("location"), Value: Str(loc)},
+		{Key: Str("offset"), Value: Str(fmt.Sprint(offset))},
+		{Key: Str("length"), Value: Str(fmt.Sprint(length))},
 	}
 }
 
 func TestErrorCap(t *testing.T) {
 	var nodes []*onnxpb.NodeProto
 	for i := range 300 {
-		nodes = append(nodes, node("Relu", fmt.Sprintf("n%d", i), in(fmt.Sprintf("missing%d", i)), in(fmt.Sprintf("o%d", i))))
+		nodes = append(nodes, Node("Relu", fmt.Sprintf("n%d", i), In(fmt.Sprintf("missing%d", i)), In(fmt.Sprintf("o%d", i))))
 	}
-	m := model(graph("g", nodes, graphParts{outputs: []*onnxpb.ValueInfoProto{{Name: str("o0")}}}))
-	_, err := onnx.Import(marshal(t, m), onnx.Options{MaxErrors: 20})
+	m := Model(Graph("g", nodes, GraphParts{Outputs: []*onnxpb.ValueInfoProto{{Name: Str("o0")}}}))
+	_, err := onnx.Import(Marshal(t, m), onnx.Options{MaxErrors: 20})
 	var list ir.ErrorList
 	if !errors.As(err, &list) || len(list) != 20 {
 		t.Fatalf("got %d errors (%T), want 20", len(list), err)
@@ -751,21 +753,21 @@ func chain(n int, reversed bool) *onnxpb.ModelProto {
 		out := fmt.Sprintf("t%d", i)
 		switch i % 3 {
 		case 0:
-			nodes = append(nodes, node("Add", fmt.Sprintf("add%d", i), in(prev, "bias"), in(out)))
+			nodes = append(nodes, Node("Add", fmt.Sprintf("add%d", i), In(prev, "bias"), In(out)))
 		case 1:
-			nodes = append(nodes, node("Relu", fmt.Sprintf("relu%d", i), in(prev), in(out)))
+			nodes = append(nodes, Node("Relu", fmt.Sprintf("relu%d", i), In(prev), In(out)))
 		default:
-			nodes = append(nodes, node("Mul", fmt.Sprintf("mul%d", i), in(prev, "x"), in(out)))
+			nodes = append(nodes, Node("Mul", fmt.Sprintf("mul%d", i), In(prev, "x"), In(out)))
 		}
 		prev = out
 	}
 	if reversed {
 		slices.Reverse(nodes)
 	}
-	return model(graph("chain", nodes, graphParts{
-		inputs:  []*onnxpb.ValueInfoProto{vi("x", onnxpb.TensorProto_FLOAT, "batch", 16)},
-		outputs: []*onnxpb.ValueInfoProto{vi(prev, onnxpb.TensorProto_FLOAT, "batch", 16)},
-		inits:   []*onnxpb.TensorProto{f32s("bias", []int64{16}, make([]float32, 16)...)},
+	return Model(Graph("chain", nodes, GraphParts{
+		Inputs:  []*onnxpb.ValueInfoProto{VI("x", onnxpb.TensorProto_FLOAT, "batch", 16)},
+		Outputs: []*onnxpb.ValueInfoProto{VI(prev, onnxpb.TensorProto_FLOAT, "batch", 16)},
+		Inits:   []*onnxpb.TensorProto{F32s("bias", []int64{16}, make([]float32, 16)...)},
 	}))
 }
 
@@ -781,7 +783,7 @@ func TestLargeModel(t *testing.T) {
 func BenchmarkImport(b *testing.B) {
 	for _, n := range []int{1000, 10000, 30000} {
 		for _, rev := range []bool{false, true} {
-			data := marshal(b, chain(n, rev))
+			data := Marshal(b, chain(n, rev))
 			b.Run(fmt.Sprintf("nodes=%d/reversed=%v", n, rev), func(b *testing.B) {
 				b.SetBytes(int64(len(data)))
 				for b.Loop() {

@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 
+	. "github.com/remat-compile/remat/internal/onnxtest"
+
 	exporter "github.com/remat-compile/remat/exporters/onnx"
 	onnx "github.com/remat-compile/remat/importers/onnx"
 	"github.com/remat-compile/remat/internal/onnxpb"
@@ -21,7 +23,7 @@ import (
 // importer bug.
 func TestSemanticMutations(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
-	bases := []*onnxpb.ModelProto{mlp(), ifModel(), chain(8, true)}
+	bases := []*onnxpb.ModelProto{MLP(), IfModel(), chain(8, true)}
 	pool := []string{"x", "y", "a", "c", "k", "w", "b", "h", "", "t3", "im", "ti", "ai.onnx", "com.x"}
 	iters := 3000
 	if testing.Short() {

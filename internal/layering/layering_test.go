@@ -53,6 +53,7 @@ var rules = []struct {
 	{"bench", []string{"ir", "pipeline", "passes/autodiff", "passes/remat", "passes/remat/*", "profiles"}},
 	{"verify", []string{"ir", "pipeline", "targets", "targets/*", "importers/*", "exporters/*", "internal/onnxpb", "internal/ort", "internal/tfjs", "google.golang.org/protobuf/*"}},
 	{"profiles/measure", []string{"ir", "pipeline", "profiles", "internal/ort", "exporters/onnx", "importers/onnx", "passes/autodiff", "passes/remat", "passes/shapes", "verify"}},
+	{"internal/onnxtest", []string{"internal/onnxpb", "google.golang.org/protobuf/*"}},                           // tests only
 	{"internal/testmodels", []string{"ir", "importers/onnx", "exporters/onnx", "internal/ort", "internal/tfjs"}}, // tests only
 	{"internal/milp", []string{"internal/cbc", "github.com/ebitengine/purego"}},
 	{"internal/cbc", []string{"github.com/ebitengine/purego"}},
@@ -88,7 +89,7 @@ func match(pattern, pkg string) bool {
 }
 
 // testOnly are the packages only tests may import.
-var testOnly = []string{"internal/testmodels", "internal/e2e", "internal/memcheck", "internal/pbtest"}
+var testOnly = []string{"internal/testmodels", "internal/onnxtest", "internal/e2e", "internal/memcheck", "internal/pbtest"}
 
 // pkgImports is one package of the module as go list describes it.
 type pkgImports struct {

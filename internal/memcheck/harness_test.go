@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	onnxexp "github.com/remat-compile/remat/exporters/onnx"
@@ -16,6 +17,7 @@ import (
 	"github.com/remat-compile/remat/passes/memory"
 	"github.com/remat-compile/remat/passes/shapes"
 	"github.com/remat-compile/remat/pipeline"
+	ortt "github.com/remat-compile/remat/targets/ort"
 )
 
 // modelCase is one model to measure: how to build its graph (with static
@@ -36,21 +38,53 @@ type modelCase struct {
 func zooCases() []modelCase {
 	var cases []modelCase
 	for _, m := range zoo.Models() {
-		cases = append(cases, modelCase{
-			name: m.Name,
-			build: func() (*ir.Graph, error) {
-				g, err := m.Build(m.Small)
-				if err != nil {
-					return nil, err
-				}
-				if err := shapes.Infer(g, shapes.Options{RequireStatic: true, File: m.Name}); err != nil {
-					return nil, err
-				}
-				return g, nil
-			},
-		})
+		cases = append(cases, zooCase(m.Name))
 	}
 	return cases
+}
+
+// variantModels are the zoo models whose float16 and dynamically
+// quantized variants (pipeline.BuildZoo's fp16 and dynquant) are measured:
+// the convolutional ones. The transformers' and the LSTM's float16 variants
+// run Softmax (and the LSTM) in forms targets/ort.Lower does not model.
+var variantModels = []string{
+	"vgg16", "vgg19", "mobilenet_v1", "mobilenet_v2", "resnet50", "resnet", "googlenet",
+	"unet", "fcn8", "segnet",
+}
+
+// variantCases lists the fp16 and dynquant variants of variantModels at
+// their Small configurations, and with size "default" also at their
+// Default ones.
+func variantCases(size string) []modelCase {
+	var cases []modelCase
+	for _, v := range zoo.Variants() {
+		for _, name := range variantModels {
+			spec := name + ":" + v
+			if size != "" {
+				spec = name + ":" + size + ":" + v
+			}
+			cases = append(cases, zooCase(spec))
+		}
+	}
+	return cases
+}
+
+// zooCase builds the zoo model that spec (pipeline.BuildZoo) names, with
+// static shapes.
+func zooCase(spec string) modelCase {
+	return modelCase{
+		name: spec,
+		build: func() (*ir.Graph, error) {
+			g, err := pipeline.BuildZoo(spec)
+			if err != nil {
+				return nil, err
+			}
+			if err := shapes.Infer(g, shapes.Options{RequireStatic: true, File: "zoo:" + spec}); err != nil {
+				return nil, err
+			}
+			return g, nil
+		},
+	}
 }
 
 // trainCases lists the training graphs (passes/autodiff, sum loss, every
@@ -130,6 +164,47 @@ func realCases(manifest string) ([]modelCase, error) {
 	return cases, nil
 }
 
+// realVariants lists the float16 and dynamically quantized variants of
+// the real models that are measured (zoo.Float16 with float32 inputs and
+// outputs and the default op block list, zoo.QuantizeDynamic). Not
+// measured: the float16 variants of ppocrv4_rec and ppocr_mobile_v2_cls
+// (Softmax) and oww_embedding (LeakyRelu), which ORT runs as their float16
+// function bodies (targets/ort.Lower does not model that); the dynamically
+// quantized ppocrv4_rec and ppocr_mobile_v2_cls, which import opset 9
+// (quantize_dynamic rewrites such a model's opset import to 11 without
+// converting its ops, which breaks their Clip nodes; zoo.QuantizeDynamic
+// refuses it); and both variants of silero_vad_v5, whose nodes are inside
+// an If (the conversions handle no subgraphs).
+var realVariants = map[string][]string{
+	"ppocrv4_det":   {"fp16", "dynquant"},
+	"oww_embedding": {"dynquant"},
+}
+
+// realVariantCases lists the variants of the real models (realVariants)
+// among cases.
+func realVariantCases(real []modelCase) []modelCase {
+	var out []modelCase
+	for _, c := range real {
+		for _, v := range realVariants[c.name] {
+			load := c.build
+			vc := c
+			vc.name, vc.source = c.name+":"+v, ""
+			vc.build = func() (*ir.Graph, error) {
+				g, err := load()
+				if err != nil {
+					return nil, err
+				}
+				if err := zoo.Convert(g, v); err != nil {
+					return nil, err
+				}
+				return g, ir.Verify(g)
+			}
+			out = append(out, vc)
+		}
+	}
+	return out
+}
+
 // measurement is one model run in ORT, mapped onto the IR.
 type measurement struct {
 	g    *ir.Graph
@@ -147,6 +222,11 @@ type measurement struct {
 	baseline, peak int64
 	// note says how the measurement departs from the plan, if it does.
 	note string
+	// lowered is the graph ORT ran in place of a float16 graph
+	// (targets/ort.Lower; nil when ORT runs the graph as written); g is
+	// then lowered.Graph and src the graph as written.
+	lowered *ortt.Lowered
+	src     *ir.Graph
 }
 
 // measureCase builds and exports one case, runs the exported file in ORT
@@ -216,6 +296,12 @@ func measureCase(c modelCase, valueInfo bool) (*measurement, error) {
 			continue
 		}
 		m := &measurement{g: g, path: cand.path}
+		if ortt.NeedsLowering(g) {
+			if m.lowered, err = ortt.Lower(g); err != nil {
+				return nil, fmt.Errorf("%s: %w", c.name, err)
+			}
+			m.g, m.src = m.lowered.Graph, g
+		}
 		if len(failures) > 0 {
 			m.note = "measured on " + cand.what + ": " + strings.Join(failures, "; ")
 		}
@@ -257,13 +343,30 @@ func ortName(n *ir.Node, index int) string {
 // nodes that are not Constant. Events that start inside another event's
 // time span are kernels of a subgraph (If, Loop) run by that node; they are
 // kept apart as nested events.
+//
+// For a lowered graph the index of each node is the one ORT gave it
+// (targets/ort.Lowered.Index): the source's nodes keep theirs, the Casts
+// ORT inserted come after them.
 func (m *measurement) mapProfile(p *ort.Profile) error {
 	var byIndex []*ir.Node
-	for _, n := range m.g.Nodes {
-		if n.Op == "Constant" && n.Domain == "" {
-			continue
+	if m.lowered != nil {
+		for i, n := range m.g.Nodes {
+			k := m.lowered.Index[i]
+			if k < 0 {
+				continue
+			}
+			for len(byIndex) <= k {
+				byIndex = append(byIndex, nil)
+			}
+			byIndex[k] = n
 		}
-		byIndex = append(byIndex, n)
+	} else {
+		for _, n := range m.g.Nodes {
+			if n.Op == "Constant" && n.Domain == "" {
+				continue
+			}
+			byIndex = append(byIndex, n)
+		}
 	}
 	seen := make(map[*ir.Node]bool)
 	var openEnd int64 = -1
@@ -273,8 +376,8 @@ func (m *measurement) mapProfile(p *ort.Profile) error {
 			m.nested[last] = append(m.nested[last], e)
 			continue
 		}
-		if e.NodeIndex < 0 || e.NodeIndex >= len(byIndex) {
-			return fmt.Errorf("profile event %q (%s) has node_index %d outside the graph's %d nodes", e.Name, e.OpType, e.NodeIndex, len(byIndex))
+		if e.NodeIndex < 0 || e.NodeIndex >= len(byIndex) || byIndex[e.NodeIndex] == nil {
+			return fmt.Errorf("profile event %q (%s) has node_index %d, which no node of the graph has (%d indices)", e.Name, e.OpType, e.NodeIndex, len(byIndex))
 		}
 		n := byIndex[e.NodeIndex]
 		if want := ortName(n, e.NodeIndex); e.Name != want || e.OpType != n.Op {
@@ -289,6 +392,7 @@ func (m *measurement) mapProfile(p *ort.Profile) error {
 		m.nested = append(m.nested, nil)
 		openEnd = e.TsUS + e.DurUS
 	}
+	byIndex = slices.DeleteFunc(byIndex, func(n *ir.Node) bool { return n == nil })
 	if len(m.seq) != len(byIndex) {
 		var missing []string
 		for _, n := range byIndex {
@@ -350,6 +454,29 @@ func (m *measurement) fullSeq() []*ir.Node {
 		}
 	}
 	return out
+}
+
+// unlowered predicts the peak of a lowered measurement's graph as written,
+// in the order ORT would run it without lowering (targets/ort.Schedule):
+// the memory model without targets/ort.Lower. It is the prediction for
+// graphs ORT runs as written.
+func (m *measurement) unlowered() (int64, error) {
+	if m.lowered == nil {
+		r, err := m.predict(memory.ORT())
+		if err != nil {
+			return 0, err
+		}
+		return r.PeakBytes, nil
+	}
+	run, err := ortt.Schedule(m.src, onnxexp.Options{ValueInfo: true})
+	if err != nil {
+		return 0, err
+	}
+	r, err := memory.Simulate(m.src, run.Seq, memory.ORT())
+	if err != nil {
+		return 0, err
+	}
+	return r.PeakBytes, nil
 }
 
 // predict runs the memory model over the order ORT ran; Constant nodes are

@@ -1,15 +1,20 @@
 // Package memcheck measures passes/memory's model against ONNX Runtime: for
-// every zoo model (Small configuration), their training graphs
-// (passes/autodiff, sum loss) and every real model of the manifest, it
-// runs the model in ORT 1.30 with the arena on and the memory pattern off
-// (internal/ort.MeasureOptions, level "disabled"), takes the
-// order ORT ran the nodes in from the profile, runs memory.Simulate with
+// every zoo model (Small configuration), the float16 and dynamically
+// quantized variants of the convolutional ones (zoo:NAME:fp16,
+// zoo:NAME:dynquant; with -memcheck.default also at their Default
+// sizes), their training graphs (passes/autodiff, sum loss), every real
+// model of the manifest and the variants of ppocrv4_det and oww_embedding,
+// it runs the model in ORT 1.30 with the arena on and the memory pattern
+// off (internal/ort.MeasureOptions, level "disabled"), takes the order ORT
+// ran the nodes in from the profile, runs memory.Simulate with
 // memory.ORT() over exactly that order, and compares the predicted peak
-// with the peak ORT's arena reached.
+// with the peak ORT's arena reached. A float16 graph is simulated as the
+// graph ORT runs for it (targets/ort.Lower), whose inserted Casts the
+// profile shows.
 //
 // It is a test-only package: it needs ONNX Runtime and the real models
-// that scripts/setup.sh installs, and runs in about a second once the
-// library is loaded. Run it with
+// that scripts/setup.sh installs, and runs in under a minute (the real
+// models at their manifest sizes dominate). Run it with
 //
 //	go test ./internal/memcheck -v
 //
@@ -17,14 +22,23 @@
 package memcheck
 
 import (
+	"flag"
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/remat-compile/remat/internal/ort"
 	"github.com/remat-compile/remat/passes/memory"
 )
+
+// defaultSizes adds the float16 and dynamically quantized zoo variants at
+// their Default configurations (the papers' sizes: seconds to minutes of
+// ONNX Runtime each, and up to a few GiB of memory) to the cases:
+//
+//	go test ./internal/memcheck -run 'TestMemoryModelPredictsORT/.*default' -v -memcheck.default
+var defaultSizes = flag.Bool("memcheck.default", false, "also measure the fp16 and dynquant zoo variants at their Default configurations")
 
 // tolerance is how far a prediction may be from the measurement, relative
 // to the measurement.
@@ -64,8 +78,12 @@ type row struct {
 	ortPeakNode, peakNode string
 	note                  string
 	err                   error
-	// without[k] is the predicted peak with ablations[k] undone.
-	without []int64
+	// without[k] is the predicted peak with ablations[k] undone;
+	// unlowered the prediction for the graph as written, without
+	// targets/ort.Lower (the predicted peak for graphs ORT runs as
+	// written).
+	without   []int64
+	unlowered int64
 }
 
 // ablations switch off one rule of memory.ORT() each, to show what each
@@ -124,7 +142,10 @@ func TestMemoryModelPredictsORT(t *testing.T) {
 	if len(real) < 5 {
 		t.Fatalf("manifest %s lists %d models, want the 5 of ../shared/models", manifest, len(real))
 	}
-	cases := append(append(zooCases(), trainCases()...), real...)
+	cases := slices.Concat(zooCases(), variantCases(""), trainCases(), real, realVariantCases(real))
+	if *defaultSizes {
+		cases = append(cases, variantCases("default")...)
+	}
 	rows := make([]row, len(cases))
 	for i, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -142,17 +163,19 @@ func ablationTable(rows []row) string {
 	for _, a := range ablations {
 		fmt.Fprintf(&b, " without %s |", a.name)
 	}
+	b.WriteString(" without ORT's float16 lowering |")
 	b.WriteString("\n|---|")
 	for range ablations {
 		b.WriteString("--:|")
 	}
+	b.WriteString("--:|")
 	b.WriteString("\n")
 	for _, r := range rows {
-		if r.err != nil || len(r.without) != len(ablations) {
+		if r.model == "" || r.err != nil || len(r.without) != len(ablations) {
 			continue
 		}
 		fmt.Fprintf(&b, "| %s |", r.model)
-		for _, p := range r.without {
+		for _, p := range append(r.without, r.unlowered) {
 			fmt.Fprintf(&b, " %+.1f%% |", 100*relErr(p, r.measured))
 		}
 		b.WriteString("\n")
@@ -195,6 +218,11 @@ func check(t *testing.T, c modelCase) row {
 			return r
 		}
 		r.without = append(r.without, p.PeakBytes)
+	}
+	if r.unlowered, err = m.unlowered(); err != nil {
+		r.err = err
+		t.Error(err)
+		return r
 	}
 	ortPeak := int64(-1)
 	for i, e := range m.events {
@@ -258,6 +286,9 @@ func table(rows []row) string {
 	fmt.Fprintf(&b, "| model | nodes | ORT baseline | measured peak | predicted (ORT model) | error | liveness only | error | exact in-use nodes | without value_info: measured | error | exact in-use nodes | notes |\n")
 	fmt.Fprintf(&b, "|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|---|\n")
 	for _, r := range rows {
+		if r.model == "" {
+			continue // not run (-run)
+		}
 		if r.err != nil {
 			fmt.Fprintf(&b, "| %s | | | | | | | | | | | | not measured: %s |\n", r.model, strings.ReplaceAll(r.err.Error(), "\n", " "))
 			continue

@@ -27,6 +27,7 @@ import (
 	"github.com/remat-compile/remat/internal/zoo"
 	"github.com/remat-compile/remat/ir"
 	"github.com/remat-compile/remat/passes/shapes"
+	"github.com/remat-compile/remat/pipeline"
 )
 
 var update = flag.Bool("update", false, "rewrite testdata/zoo/*.onnx from the Small models")
@@ -154,15 +155,23 @@ func pythonCheck(t *testing.T, paths []string) map[string][]int64 {
 	return shapes
 }
 
-// runFinite runs the model file in ONNX Runtime on seeded random inputs
-// (ids in [0, 4)) and checks that the output is finite and not constant.
+// runFinite runs the model file in ONNX Runtime (level all) on seeded
+// random inputs (ids in [0, 4)) and checks that the output is finite and
+// not constant.
 func runFinite(t *testing.T, name, path string) {
+	t.Helper()
+	runFiniteAt(t, name, path, "all")
+}
+
+// runFiniteAt is runFinite at an optimization level; it returns the
+// output.
+func runFiniteAt(t *testing.T, name, path, level string) []float64 {
 	t.Helper()
 	in, err := ort.RandomInputs(path, 1, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := ort.Run(path, in, ort.Options{Level: "all", Threads: 1})
+	res, err := ort.Run(path, in, ort.Options{Level: level, Threads: 1})
 	if err != nil {
 		t.Fatalf("%s: %v", name, err)
 	}
@@ -180,7 +189,79 @@ func runFinite(t *testing.T, name, path string) {
 	if !(hi > lo) {
 		t.Errorf("%s: constant output %v", name, lo)
 	}
-	t.Logf("%-20s %8.1f ms  output %v in [%.3g, %.3g]", name, float64(res.RunTimes[0].Microseconds())/1000, res.Outputs["output"].Shape, lo, hi)
+	t.Logf("%-20s %-8s %8.1f ms  output %v in [%.3g, %.3g]", name, level, float64(res.RunTimes[0].Microseconds())/1000, res.Outputs["output"].Shape, lo, hi)
+	return y
+}
+
+// TestVariantsCheckAndRun converts every Small model as the float16
+// converter and quantize_dynamic write it (pipeline.BuildZoo's fp16 and
+// dynquant): the graph verifies, shape inference infers every shape
+// statically, python3-onnx's checker (full check, strict shape inference)
+// accepts the export and infers the model's output shape, and ONNX Runtime
+// runs it at levels disabled and all to a finite, non-constant output. The
+// float16 models' outputs stay within 5% (of the output's largest
+// magnitude) of the float32 model's at level disabled: the conversion
+// rounds the weights and nothing else.
+func TestVariantsCheckAndRun(t *testing.T) {
+	dir := t.TempDir()
+	var paths []string
+	want := map[string][]int64{}
+	for _, m := range zoo.Models() {
+		for _, v := range append([]string{""}, zoo.Variants()...) {
+			spec := m.Name
+			if v != "" {
+				spec += ":" + v
+			}
+			g, err := pipeline.BuildZoo(spec)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := ir.Verify(g); err != nil {
+				t.Fatalf("%s: %v", spec, err)
+			}
+			if err := shapes.Infer(g, shapes.Options{RequireStatic: true, File: spec}); err != nil {
+				t.Fatalf("%s: %v", spec, err)
+			}
+			data, err := onnxexp.Export(g, onnxexp.Options{})
+			if err != nil {
+				t.Fatalf("%s: %v", spec, err)
+			}
+			p := filepath.Join(dir, strings.ReplaceAll(spec, ":", "_")+".onnx")
+			if err := os.WriteFile(p, data, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			if v != "" {
+				paths = append(paths, p)
+				want[p] = outputShape(m.Name, m.Small)
+			}
+		}
+	}
+	for p, shape := range pythonCheck(t, paths) {
+		if !slices.Equal(shape, want[p]) {
+			t.Errorf("%s: onnx shape inference gives output %v, want %v", filepath.Base(p), shape, want[p])
+		}
+	}
+	testmodels.RequireORT(t)
+	for _, m := range zoo.Models() {
+		f32 := runFiniteAt(t, m.Name, filepath.Join(dir, m.Name+".onnx"), "disabled")
+		for _, v := range zoo.Variants() {
+			spec := m.Name + ":" + v
+			p := filepath.Join(dir, m.Name+"_"+v+".onnx")
+			y := runFiniteAt(t, spec, p, "disabled")
+			runFiniteAt(t, spec, p, "all")
+			if v != "fp16" {
+				continue
+			}
+			var scale, diff float64
+			for i := range y {
+				scale = max(scale, math.Abs(f32[i]))
+				diff = max(diff, math.Abs(y[i]-f32[i]))
+			}
+			if diff > 0.05*scale {
+				t.Errorf("%s: output differs from the float32 model's by up to %.3g, more than 5%% of its largest magnitude %.3g", spec, diff, scale)
+			}
+		}
+	}
 }
 
 // TestSmallRunsInORT: every Small model runs in ONNX Runtime to a finite,

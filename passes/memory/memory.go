@@ -120,6 +120,11 @@ type Options struct {
 	// Workspace, when set, gives a node's transient scratch bytes while it
 	// runs; they are counted in During only.
 	Workspace func(n *ir.Node) int64
+	// WorkspaceParts, when set, splits a node's workspace into the
+	// separate allocations its kernel makes, in order (nil or empty: one
+	// allocation of Workspace's bytes). Only Arena uses them: each part is
+	// its own chunk, all held together while the node runs.
+	WorkspaceParts func(n *ir.Node) []int64
 	// Arena replays the buffers' allocations and releases, in order,
 	// through a model of ONNX Runtime's BFC arena (arena.go), and counts
 	// each buffer, and each step's workspace, as the chunk the arena hands
@@ -767,10 +772,22 @@ func (s *sim) replay(a *bfcArena, seq []*ir.Node, l *layout, nested bool, step f
 			l.ws[i] = peak - during
 			during = peak
 		} else if l.ws[i] > 0 {
-			h := a.alloc(l.ws[i])
-			l.ws[i] = a.chunks[h].size
+			parts := []int64{l.ws[i]}
+			if s.opts.WorkspaceParts != nil {
+				if p := s.opts.WorkspaceParts(seq[i]); len(p) > 0 {
+					parts = p
+				}
+			}
+			hs := make([]int32, len(parts))
+			l.ws[i] = 0
+			for k, p := range parts {
+				hs[k] = a.alloc(p)
+				l.ws[i] += a.chunks[hs[k]].size
+			}
 			during = a.inUse
-			a.release(h)
+			for k := len(hs) - 1; k >= 0; k-- {
+				a.release(hs[k])
+			}
 		}
 		most = max(most, during)
 		for _, e := range frees[i] {

@@ -36,9 +36,11 @@ const ArenaAlign = 256
 //     graph output).
 //   - In place over a dying same-shape input: Relu, LeakyRelu, Elu, Selu,
 //     Celu, ThresholdedRelu, Sigmoid, HardSigmoid, Tanh, Softplus,
-//     Softsign, Shrink, Clip (attribute or input bounds), Cast to a type of
-//     the same size (f32→i32 yes, f32→f16 and f32→i64 no), Softmax and
-//     LogSoftmax allocate 0 bytes. Not in place (a new T each): Abs, Neg,
+//     Softsign, Shrink, Clip (attribute or input bounds), Cast to a type
+//     of the same size (f32→i32 and i32→f32 yes, f32→f16 and f32→i64 no:
+//     a Cast of T to f16 allocates T/2, the Cast back to f32 takes a
+//     freed same-shape f32 buffer), Softmax and LogSoftmax allocate 0
+//     bytes. Not in place (a new T each): Abs, Neg,
 //     Exp, Log, Sqrt, Erf, Floor, Ceil, Round, Sign, Reciprocal, PRelu,
 //     Hardmax, Dropout, and the multi-input ops (Add, Sub, Mul, Div, Pow,
 //     Max, Min, Sum, Where), even when every input dies at the node.
@@ -61,6 +63,24 @@ const ArenaAlign = 256
 // value_info gives); the model assumes every shape is known, so give ORT
 // the shapes (exporters/onnx Options.ValueInfo) where its inference stops,
 // as after Shape → Slice → Concat → Reshape chains.
+//
+// Float16 graphs: ORT's CPU provider has no float16 kernel for most ops
+// (Conv, Gemm, pooling, normalisation, activations, arithmetic) and runs
+// them in float32 behind Casts it inserts, with float32 copies of their
+// float16 weights made at run time in the arena; the casts that cancel
+// vanish (a converter's Casts at the graph inputs and around float32
+// islands such as Resize). The rules that say which are in
+// targets/ort/float16.go; the model applies to the graph ORT really runs,
+// targets/ort.Lower, not to the float16 graph as written (on the zoo's
+// float16 variants and ppocrv4_det's the graph as written predicts 46% to
+// 98% too little).
+// On that graph the rules above hold unchanged: a Cast between element
+// sizes (float16 ↔ float32) is never in place; Cast int32 → float32
+// (after ConvInteger) is. Quantized graphs (quantize_dynamic's
+// DynamicQuantizeLinear → ConvInteger/MatMulInteger → Cast → Mul) need
+// only ConvInteger's workspace (ORTWorkspace); their uint8, int8 and
+// int32 values are ordinary buffers (internal/memcheck: every fp16 and
+// dynquant zoo variant and ppocrv4_det's, predicted to the byte).
 func ORT() Options {
 	return Options{
 		Aliasing:          true,
@@ -69,6 +89,7 @@ func ORT() Options {
 		ConstantsAsParams: true,
 		AlignBytes:        ArenaAlign,
 		Workspace:         ORTWorkspace,
+		WorkspaceParts:    ORTWorkspaceParts,
 		Arena:             true,
 		Prepacked:         ORTPrepacked,
 	}
@@ -123,6 +144,21 @@ const mlasConvWorkingBuffer = 16384
 //   - ConvTranspose (float32): the col buffer, C_out/group × ∏kernel ×
 //     ∏(input spatial dims) floats. Measured: 2×2 stride 2, 16→8 channels
 //     on 64×64: 524288; 4×4 stride 2: 2097152.
+//   - ConvInteger (uint8 data, int8 or uint8 weights, any rank): the
+//     im2col buffer of uint8, C_in/group × ∏kernel × ∏(output spatial dims)
+//     bytes, one for all groups and batch images; 0 for a 1×…×1 kernel with
+//     every stride 1 and every pad 0 (the input is the GEMM operand). Its
+//     int32 output is an ordinary output. Measured (conv_integer.cc's
+//     col_buffer): 3×3 16→16 on 64×64 589824 (K = 144 × 4096), strided
+//     147456, 64×4×4 into 128 channels 9216, depthwise 36864, 4 groups
+//     147456, 1-D 196608, 5×5 on a batch of 2 204800, 1×1 with stride 2
+//     16384 and with padding 18688; a plain 1×1 0.
+//   - DynamicQuantizeLinear, MatMulInteger: none (MLAS's integer GEMM
+//     packs outside the arena). DynamicQuantizeLinear's outputs are a uint8
+//     tensor of its input's shape and two scalars (scale, zero point) of
+//     one 256-byte chunk each; MatMulInteger prepacks a constant B at
+//     session creation (the baseline, like MatMul). Measured: 0 on
+//     [1,16,64,64] and [256,512] inputs, with constant and with computed B.
 //   - LSTM (float32, layout 0): per direction, hidden_size floats twice,
 //     batch × hidden_size floats three times, 4 × hidden_size × batch ×
 //     seq_length floats (the gate pre-activations), 4 × hidden_size floats
@@ -134,8 +170,12 @@ const mlasConvWorkingBuffer = 16384
 //     not output them. Measured exactly on forward, reverse, bidirectional,
 //     bias-less and Y_h-only LSTMs (12800 to 268544 bytes).
 //   - LRN (float32, NCHW): N × C × H × W floats (the scale) plus
-//     (C + size − 1) × H × W floats (the padded squares). Measured: 147456
-//     for 16×32×32, size 5; 133120 for 64×16×16, size 3.
+//     (C + size − 1) × H × W floats (the padded squares), two allocations
+//     in that order (ORTWorkspaceParts). Measured: 147456 for 16×32×32,
+//     size 5; 133120 for 64×16×16, size 3. As one request the GoogLeNet
+//     norm2 workspace (192×56×56: 2408448 + 2458624 bytes) would take a
+//     new arena region and count its whole chunk: 28.7% over the measured
+//     peak of the dynamically quantized GoogLeNet at 224×224, exact as two.
 //   - Where (every element type but string): two temporaries of the
 //     output's bytes, the selections from X and from Y, which the kernel
 //     then merges into the output. Measured: 262144 for a [4,2,64,64]
@@ -160,6 +200,8 @@ func ORTWorkspace(n *ir.Node) int64 {
 		return convWorkspace(n)
 	case "ConvTranspose":
 		return convTransposeWorkspace(n)
+	case "ConvInteger":
+		return convIntegerWorkspace(n)
 	case "LSTM":
 		return lstmWorkspace(n)
 	case "LRN":
@@ -184,6 +226,22 @@ func ORTWorkspace(n *ir.Node) int64 {
 		return most
 	}
 	return 0
+}
+
+// ORTWorkspaceParts splits ORTWorkspace(n) into the allocations ONNX
+// Runtime 1.30's kernel makes, in order, where there is more than one and
+// the arena's placement of them matters: LRN's scale, then its padded
+// squares (lrn.cc). Nil for every other node: one allocation.
+func ORTWorkspaceParts(n *ir.Node) []int64 {
+	if n.Op != "LRN" || (n.Domain != "" && n.Domain != "ai.onnx") {
+		return nil
+	}
+	x, ok := floatDims(n, 0, false)
+	if !ok || len(x) != 4 {
+		return nil
+	}
+	size := n.AttrInt("size", 1)
+	return []int64{4 * prod(x), 4 * (x[1] + size - 1) * x[2] * x[3]}
 }
 
 // subgraphWorkspace is the memory a subgraph (an If branch, a Loop or Scan
@@ -325,6 +383,29 @@ func convWorkspace(n *ir.Node) int64 {
 	return arena(4 * mlasConvWorkingBuffer) // MlasConvAlgorithmExpandThenGemmSegmented
 }
 
+func convIntegerWorkspace(n *ir.Node) int64 {
+	if len(n.Inputs) < 2 || n.Inputs[0] == nil || n.Inputs[1] == nil || len(n.Outputs) == 0 || n.Outputs[0] == nil {
+		return 0
+	}
+	x, ok1 := n.Inputs[0].Type.Dims()
+	w, ok2 := n.Inputs[1].Type.Dims()
+	y, ok3 := n.Outputs[0].Type.Dims()
+	if !ok1 || !ok2 || !ok3 || len(x) < 3 || len(w) != len(x) || len(y) != len(x) {
+		return 0
+	}
+	nd := len(x) - 2
+	group := n.AttrInt("group", 1)
+	if group <= 0 || x[1]%group != 0 {
+		return 0
+	}
+	kernel := w[2:]
+	strides, _, zeroPads := convGeometry(n, nd, x[2:], kernel, y[2:])
+	if prod(kernel) == 1 && zeroPads && prod(strides) == 1 {
+		return 0
+	}
+	return arena(x[1] / group * prod(kernel) * prod(y[2:]))
+}
+
 func convTransposeWorkspace(n *ir.Node) int64 {
 	x, ok1 := floatDims(n, 0, false)
 	w, ok2 := floatDims(n, 1, false)
@@ -374,10 +455,9 @@ func lstmWorkspace(n *ir.Node) int64 {
 }
 
 func lrnWorkspace(n *ir.Node) int64 {
-	x, ok := floatDims(n, 0, false)
-	if !ok || len(x) != 4 {
-		return 0
+	var total int64
+	for _, p := range ORTWorkspaceParts(n) {
+		total += arena(p)
 	}
-	size := n.AttrInt("size", 1)
-	return arena(4*prod(x)) + arena(4*(x[1]+size-1)*x[2]*x[3])
+	return total
 }

@@ -146,6 +146,17 @@ func TestORTInPlaceNeedsSameElementSize(t *testing.T) {
 	if got, want := inUse(t, p.g), []int64{T, T, T, 2 * T}; !equal(got, want) {
 		t.Errorf("f32→i32: in use %v, want %v (measured)", got, want)
 	}
+	// f32→f16 is a new T/2 (ORT keeps both user Casts: the first loses
+	// precision); f16→f32 takes a's freed buffer (same element size and
+	// shape), and the f16 copy is released after it.
+	p, x = newProbe(1, 16, 64, 64)
+	a = p.op("Mul", f32(1, 16, 64, 64), x, p.s)
+	b = p.op("Cast", ir.TensorOf(ir.Float16, 1, 16, 64, 64), a)
+	c = p.op("Cast", f32(1, 16, 64, 64), b)
+	p.g.AddOutput(p.op("Mul", f32(1, 16, 64, 64), c, p.s))
+	if got, want := inUse(t, p.g), []int64{T, T + T/2, T + T/2, 2 * T}; !equal(got, want) {
+		t.Errorf("f32→f16→f32: in use %v, want %v (measured)", got, want)
+	}
 }
 
 func TestORTArenaRounding(t *testing.T) {
@@ -197,6 +208,12 @@ func TestORTWorkspace(t *testing.T) {
 		return n
 	}
 	pads1 := ir.IntsAttr("pads", 1, 1, 1, 1)
+	// convInt is a ConvInteger of uint8 data and int8 weights into int32.
+	convInt := func(x, w, y []int64, attrs ...ir.Attr) *ir.Node {
+		n := conv("ConvInteger", x, w, y, attrs...)
+		n.Inputs[0].Type.DType, n.Inputs[1].Type.DType, n.Outputs[0].Type.DType = ir.Uint8, ir.Int8, ir.Int32
+		return n
+	}
 	lstm := func(seq, batch, input, hidden int64, dir string, bias bool, outs ...string) *ir.Node {
 		g := ir.NewGraph("lstm")
 		dirs := int64(1)
@@ -238,6 +255,27 @@ func TestORTWorkspace(t *testing.T) {
 		{"lstm no bias", lstm(20, 3, 16, 32, "forward", false, "Y"), 34048},
 		{"lstm reverse", lstm(20, 3, 16, 32, "reverse", true, "Y"), 46592},
 		{"lstm bidirectional", lstm(20, 3, 16, 32, "bidirectional", true, "Y"), 81152},
+		{"conv integer 3x3", convInt([]int64{1, 16, 64, 64}, []int64{16, 16, 3, 3}, []int64{1, 16, 64, 64}, pads1), 589824},
+		{"conv integer strided", convInt([]int64{1, 16, 64, 64}, []int64{32, 16, 3, 3}, []int64{1, 32, 32, 32}, pads1, ir.IntsAttr("strides", 2, 2)), 147456},
+		{"conv integer filters > output", convInt([]int64{1, 64, 4, 4}, []int64{128, 64, 3, 3}, []int64{1, 128, 4, 4}, pads1), 9216},
+		{"conv integer depthwise", convInt([]int64{1, 16, 64, 64}, []int64{16, 1, 3, 3}, []int64{1, 16, 64, 64}, pads1, ir.IntAttr("group", 16)), 36864},
+		{"conv integer 4 groups", convInt([]int64{1, 16, 64, 64}, []int64{16, 4, 3, 3}, []int64{1, 16, 64, 64}, pads1, ir.IntAttr("group", 4)), 147456},
+		{"conv integer 1-D", convInt([]int64{1, 16, 4096}, []int64{16, 16, 3}, []int64{1, 16, 4096}, ir.IntsAttr("pads", 1, 1)), 196608},
+		{"conv integer 5x5 batch 2", convInt([]int64{2, 8, 32, 32}, []int64{16, 8, 5, 5}, []int64{2, 16, 32, 32}, ir.IntsAttr("pads", 2, 2, 2, 2)), 204800},
+		{"conv integer 1x1 stride 2", convInt([]int64{1, 16, 64, 64}, []int64{16, 16, 1, 1}, []int64{1, 16, 32, 32}, ir.IntsAttr("strides", 2, 2)), 16384},
+		{"conv integer 1x1 padded", convInt([]int64{1, 16, 32, 32}, []int64{16, 16, 1, 1}, []int64{1, 16, 34, 34}, pads1), 18688},
+		{"conv integer 1x1", convInt([]int64{1, 16, 64, 64}, []int64{16, 16, 1, 1}, []int64{1, 16, 64, 64}), 0},
+		{"matmul integer", func() *ir.Node {
+			n := conv("MatMulInteger", []int64{256, 512}, []int64{512, 384}, []int64{256, 384})
+			n.Inputs[0].Type.DType, n.Inputs[1].Type.DType, n.Outputs[0].Type.DType = ir.Uint8, ir.Int8, ir.Int32
+			return n
+		}(), 0},
+		{"dynamic quantize linear", func() *ir.Node {
+			g := ir.NewGraph("dql")
+			n := g.NewNode("DynamicQuantizeLinear", "", []*ir.Value{g.AddInput("x", f32(1, 16, 64, 64))}, []string{"q", "s", "z"})
+			n.Outputs[0].Type, n.Outputs[1].Type, n.Outputs[2].Type = ir.TensorOf(ir.Uint8, 1, 16, 64, 64), f32(), ir.TensorOf(ir.Uint8)
+			return n
+		}(), 0},
 		{"where", func() *ir.Node {
 			g := ir.NewGraph("where")
 			n := g.NewNode("Where", "", []*ir.Value{g.AddInput("c", ir.TensorOf(ir.Bool, 4, 2, 64, 64)), g.AddInput("x", f32(4, 2, 64, 64)), g.AddInput("y", f32())}, []string{"o"})
@@ -253,6 +291,64 @@ func TestORTWorkspace(t *testing.T) {
 		if got := ORTWorkspace(tt.n); got != tt.want {
 			t.Errorf("%s: ORTWorkspace = %d, want %d (measured)", tt.name, got, tt.want)
 		}
+	}
+}
+
+func TestORTLRNWorkspaceIsTwoAllocations(t *testing.T) {
+	// LRN of a graph input f32[1,192,56,56] (2408448 bytes) into the graph
+	// output: the output takes a new 4 MiB region whole; the scale
+	// (2408448) another 4 MiB chunk, the padded squares (192+4 channels:
+	// 2458624) exactly their bytes. One request of both (4867072) would
+	// have taken an 8 MiB chunk.
+	g := ir.NewGraph("lrn")
+	x := g.AddInput("x", f32(1, 192, 56, 56))
+	n := g.NewNode("LRN", "", []*ir.Value{x}, []string{"y"})
+	n.Outputs[0].Type = f32(1, 192, 56, 56)
+	n.SetAttr(ir.IntAttr("size", 5))
+	g.AddOutput(n.Outputs[0])
+	r, err := Simulate(g, g.Nodes, ORT())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.PeakBytes != 10847232 || r.Workspace[0] != 6652928 {
+		t.Errorf("peak %d, workspace %d; want 10847232, 6652928 (measured)", r.PeakBytes, r.Workspace[0])
+	}
+}
+
+func TestORTDynamicQuantization(t *testing.T) {
+	// quantize_dynamic's form of a 3×3 16→16 convolution, in the order ORT
+	// ran it: a = x·s; DynamicQuantizeLinear(a) gives a uint8 T/4 and two
+	// scalar chunks; the scales' product; ConvInteger writes int32 into a's
+	// freed buffer (same element size and shape) with its 589824-byte uint8
+	// im2col buffer, which takes the 720128 bytes left of the first 1 MiB
+	// region as one chunk; the Cast to float32 runs in place; the scaled
+	// output and the graph output are new buffers.
+	g := ir.NewGraph("dq")
+	x := g.AddInput("x", f32(1, 16, 64, 64))
+	s := g.AddParam("s", f32(), ir.Float32Tensor(nil, 1.01))
+	ws := g.AddParam("w_scale", f32(), ir.Float32Tensor(nil, 0.01))
+	w := g.AddParam("w_q", ir.TensorOf(ir.Int8, 16, 16, 3, 3), nil)
+	wz := g.AddParam("w_zp", ir.TensorOf(ir.Int8), nil)
+	p := &probe{g: g, s: s}
+	a := p.op("Mul", f32(1, 16, 64, 64), x, s)
+	dql := g.NewNode("DynamicQuantizeLinear", "", []*ir.Value{a}, []string{"a_q", "a_s", "a_z"})
+	dql.Outputs[0].Type = ir.TensorOf(ir.Uint8, 1, 16, 64, 64)
+	dql.Outputs[1].Type, dql.Outputs[2].Type = f32(), ir.TensorOf(ir.Uint8)
+	sc := p.op("Mul", f32(), dql.Outputs[1], ws)
+	ci := p.op("ConvInteger", ir.TensorOf(ir.Int32, 1, 16, 64, 64), dql.Outputs[0], w, dql.Outputs[2], wz)
+	ci.Def.SetAttr(ir.IntsAttr("pads", 1, 1, 1, 1))
+	cf := p.op("Cast", f32(1, 16, 64, 64), ci)
+	y := p.op("Mul", f32(1, 16, 64, 64), cf, sc)
+	p.g.AddOutput(p.op("Mul", f32(1, 16, 64, 64), y, s))
+	if got, want := inUse(t, g), []int64{T, T + T/4 + 512, T + T/4 + 768, T + T/4 + 512, T + 256, 2*T + 256, 2*T + T/4 + 768}; !equal(got, want) {
+		t.Errorf("in use %v, want %v (measured)", got, want)
+	}
+	r, err := Simulate(g, g.Nodes, ORT())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.PeakBytes != 1048320 || r.PeakStep != 3 || r.Workspace[3] != 720128 {
+		t.Errorf("peak %d at step %d (workspace %d), want 1048320 at the ConvInteger (workspace chunk 720128) (measured)", r.PeakBytes, r.PeakStep, r.Workspace[3])
 	}
 }
 

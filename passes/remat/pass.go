@@ -89,10 +89,12 @@ func run(st *passes.State, g *ir.Graph, opts Options) (bool, error) {
 		return false, err
 	}
 	res.CostSources = map[string]int{}
+	pinned := make([]bool, p.N())
 	for i, n := range m.Nodes {
 		res.CostSources[sources[n.ID]]++
-		if opts.Keep != nil && opts.Keep(n) {
+		if opts.Keep != nil && opts.Keep(n) && p.Recomputable[i] {
 			p.Recomputable[i] = false
+			pinned[i] = true
 		}
 	}
 
@@ -161,7 +163,7 @@ func run(st *passes.State, g *ir.Graph, opts Options) (bool, error) {
 		res.Gap = plan.Gap
 	}
 	res.Recomputations = check.Recomputations
-	res.Decisions = decisions(p, m, plan, check, sources)
+	res.Decisions = decisions(p, m, plan, check, sources, pinned, ConstantFoldable(g))
 	for _, d := range res.Decisions {
 		if d.Recomputed() {
 			res.RecomputedNodes++

@@ -151,13 +151,16 @@ func (t *Trace) ReportChosen(solver string) {
 }
 
 // decisions explains the plan node by node. A node computed once is kept
-// until its last reader. For a recomputed node, each recomputation at
+// until its last reader; one that may not be recomputed says why not
+// (notRecomputableWhy). For a recomputed node, each recomputation at
 // step r replaces keeping the value from its last read before r (step f)
 // to r: the explanation gives the bytes that would hold across steps
-// f+1 … r−1 and the memory there, which keeping it would raise by its
+// f+1 … r−1 and the highest memory there, the peak the recomputation
+// relieves, with its step and node, which keeping it would raise by its
 // size (an estimate: dropping the recomputation also changes when its
-// inputs die).
-func decisions(p *Problem, m *Mapping, plan *Plan, check CheckResult, sources []string) []Decision {
+// inputs die). pinned marks the nodes Options.Keep made not
+// recomputable; foldable is ConstantFoldable of the graph.
+func decisions(p *Problem, m *Mapping, plan *Plan, check CheckResult, sources []string, pinned []bool, foldable map[*ir.Node]bool) []Decision {
 	seq := plan.Sequence()
 	n := p.N()
 	out := make([]Decision, n)
@@ -180,18 +183,21 @@ func decisions(p *Problem, m *Mapping, plan *Plan, check CheckResult, sources []
 		if d.Computations > 0 {
 			f := lastRead[i]
 			var peak int64
+			peakAt := -1
 			for k := f + 1; k < s; k++ {
-				peak = max(peak, check.During[k])
+				if check.During[k] > peak {
+					peak, peakAt = check.During[k], k
+				}
 			}
 			why := fmt.Sprintf("recomputed at step %d for %s", s, readerAt(p, seq, s, int32(i)))
-			if f+1 < s {
+			if peakAt >= 0 {
 				kept := peak + p.Bytes[i]
 				verdict := "within the budget: the solver's choice, not forced by this value alone"
 				if kept > p.BudgetBytes {
 					verdict = fmt.Sprintf("over the budget of %d B", p.BudgetBytes)
 				}
-				why += fmt.Sprintf(": keeping it from step %d (read by %s) would hold %d B over steps %d–%d, where memory reaches %d B: about %d B, %s",
-					f, p.Name(int(reader[i])), p.Bytes[i], f+1, s-1, peak, kept, verdict)
+				why += fmt.Sprintf(": keeping it from step %d (read by %s) would hold %d B over steps %d–%d, whose peak is %d B at step %d (%s): about %d B, %s",
+					f, p.Name(int(reader[i])), p.Bytes[i], f+1, s-1, peak, peakAt, p.Name(int(seq[peakAt])), kept, verdict)
 			}
 			whys[i] = append(whys[i], why)
 		} else {
@@ -209,11 +215,7 @@ func decisions(p *Problem, m *Mapping, plan *Plan, check CheckResult, sources []
 		case d.Computations > 1:
 			d.Why = strings.Join(whys[i], "; ")
 		case !d.Recomputable:
-			why := "random, stateful or unknown op"
-			if len(d.Node.Subgraphs()) > 0 {
-				why = "control flow, whose subgraphs the rewrite does not duplicate"
-			}
-			d.Why = fmt.Sprintf("kept: computed once at step %d; it may not be recomputed (%s)", first[i], why)
+			d.Why = fmt.Sprintf("kept: computed once at step %d; it may not be recomputed: %s", first[i], notRecomputableWhy(d.Node, pinned[i], foldable[d.Node]))
 		case slices.Contains(p.Outputs, int32(i)):
 			d.Why = fmt.Sprintf("kept: computed once at step %d; a graph output", first[i])
 		default:
@@ -221,6 +223,33 @@ func decisions(p *Problem, m *Mapping, plan *Plan, check CheckResult, sources []
 		}
 	}
 	return out
+}
+
+// WhyPinned ends the Why of a node that Options.Keep pinned; a caller
+// that knows why it pinned the node may replace it with its reason.
+const WhyPinned = "pinned by the caller (Options.Keep)"
+
+// notRecomputableWhy says why the plan may not recompute n: the caller
+// pinned it (Options.Keep), or the op table or the graph forbids it.
+func notRecomputableWhy(n *ir.Node, pinned, foldable bool) string {
+	info := n.Info()
+	switch {
+	case pinned:
+		return WhyPinned
+	case info == nil:
+		return fmt.Sprintf("the op table does not know %s, so a replay is not known to give the same result", n.OpName())
+	case info.Flags&ir.Random != 0:
+		return fmt.Sprintf("%s is a random op: a replay would draw different numbers", n.OpName())
+	case info.Flags&ir.Stateful != 0:
+		return fmt.Sprintf("%s is a stateful op: a replay would read or change its state again", n.OpName())
+	case len(n.Subgraphs()) > 0 && !n.Recomputable():
+		return fmt.Sprintf("control flow (%s) whose subgraphs hold a random, stateful or unknown op", n.OpName())
+	case len(n.Subgraphs()) > 0:
+		return fmt.Sprintf("control flow (%s), whose subgraphs the rewrite does not duplicate", n.OpName())
+	case foldable:
+		return "its value depends on constants only: ONNX Runtime folds it into an initializer when it loads the model"
+	}
+	return "the problem marks it not recomputable"
 }
 
 // readerAt names the node that reads the value of i recomputed at step s:

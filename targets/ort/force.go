@@ -1,6 +1,8 @@
 package ort
 
 import (
+	"fmt"
+
 	onnxexp "github.com/remat-compile/remat/exporters/onnx"
 	"github.com/remat-compile/remat/ir"
 	"github.com/remat-compile/remat/passes/memory"
@@ -22,7 +24,18 @@ func Peak(g *ir.Graph, opts onnxexp.Options) (int64, error) {
 // model that exporting g with opts writes, with the buffers the
 // exporter's helper nodes keep (Run.Holds), and returns the result and the
 // order.
+//
+// A graph that ORT runs through inserted float32 Casts (NeedsLowering: a
+// float16 graph) is simulated as ORT runs it: the result and the order
+// are those of its lowered graph (Lower), whose nodes are not g's. Such a
+// graph can be predicted only as written without helper nodes (no
+// rematerialization, no order constraints): the helpers would read float16
+// values that ORT then materializes besides their float32 forms, which the
+// lowering does not model; that is an error.
 func Simulate(g *ir.Graph, opts onnxexp.Options) (*memory.Result, []*ir.Node, error) {
+	if NeedsLowering(g) {
+		return simulateLowered(g, opts)
+	}
 	run, err := Schedule(g, opts)
 	if err != nil {
 		return nil, nil, err
@@ -34,6 +47,34 @@ func Simulate(g *ir.Graph, opts onnxexp.Options) (*memory.Result, []*ir.Node, er
 		return nil, nil, err
 	}
 	return r, run.Seq, nil
+}
+
+// simulateLowered is Simulate for a graph that needs lowering.
+func simulateLowered(g *ir.Graph, opts onnxexp.Options) (*memory.Result, []*ir.Node, error) {
+	opts.RuntimeOrder = Order
+	nodes, err := onnxexp.Written(g, opts)
+	if err != nil {
+		return nil, nil, err
+	}
+	var order []*ir.Node
+	for i := range nodes {
+		w := &nodes[i]
+		switch {
+		case w.Node != nil:
+			order = append(order, w.Node)
+		case !w.Constant():
+			return nil, nil, fmt.Errorf("ort: %s runs float16 graphs through float32 Casts it inserts (targets/ort Lower); predicting its memory for a float16 graph written with rematerialization or order dependencies (node %q) is not supported; convert the model to float32 or compile for another target", Target{}.Describe(), w.Name)
+		}
+	}
+	lw, err := lower(g, order)
+	if err != nil {
+		return nil, nil, err
+	}
+	r, err := memory.Simulate(lw.Graph, lw.Graph.Nodes, Memory())
+	if err != nil {
+		return nil, nil, err
+	}
+	return r, lw.Graph.Nodes, nil
 }
 
 // orderResult is what forceOrder chose.

@@ -56,38 +56,54 @@ func Order(nodes []onnxexp.WrittenNode) []int {
 	}
 	// in[i] lists the input nodes of node index i, by index.
 	in := make([][]int, len(pos))
-	consumed := make([]bool, len(pos))
 	for i, p := range pos {
 		for _, name := range nodes[p].Inputs {
 			if name == "" {
 				continue
 			}
 			if q, ok := producer[name]; ok && q != p {
-				j := index[q]
-				in[i] = append(in[i], j)
-				consumed[j] = true
+				in[i] = append(in[i], index[q])
 			}
 		}
+	}
+	order := dfsOrder(in)
+	for k, i := range order {
+		order[k] = pos[i]
+	}
+	return order
+}
+
+// dfsOrder is GraphViewer's order of a graph whose node i reads the
+// outputs of the nodes in[i] (by index; repeats allowed): the post-order of
+// a depth-first search from the sinks, in increasing index, that enters the
+// unvisited input node of highest index first. It returns the indices in
+// that order.
+func dfsOrder(in [][]int) []int {
+	consumed := make([]bool, len(in))
+	for i := range in {
 		slices.Sort(in[i])
 		in[i] = slices.Compact(in[i])
+		for _, j := range in[i] {
+			consumed[j] = true
+		}
 	}
 	type work struct {
 		node  int
 		leave bool
 	}
 	var stack []work
-	for i := range pos {
+	for i := range in {
 		if !consumed[i] {
 			stack = append(stack, work{i, false})
 		}
 	}
-	visited := make([]bool, len(pos))
-	order := make([]int, 0, len(pos))
+	visited := make([]bool, len(in))
+	order := make([]int, 0, len(in))
 	for len(stack) > 0 {
 		w := stack[len(stack)-1]
 		stack = stack[:len(stack)-1]
 		if w.leave {
-			order = append(order, pos[w.node])
+			order = append(order, w.node)
 			continue
 		}
 		if visited[w.node] {
