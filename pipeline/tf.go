@@ -10,6 +10,7 @@ import (
 	gdimp "github.com/remat-compile/remat/importers/graphdef"
 	"github.com/remat-compile/remat/ir"
 	"github.com/remat-compile/remat/passes/memory"
+	"github.com/remat-compile/remat/passes/remat"
 	"github.com/remat-compile/remat/targets"
 	"github.com/remat-compile/remat/targets/ort"
 	"github.com/remat-compile/remat/targets/tfjs"
@@ -155,6 +156,11 @@ func (m *Model) exportTF(path string, f *Fit) error {
 	if f != nil {
 		res := f.Remat
 		opts.Remat = f.Rewrite
+		if opts.Remat == nil {
+			// The metadata says the plan recomputes nothing (verify
+			// checks the placement all the same).
+			opts.Remat = &remat.RewriteResult{Graph: m.Graph}
+		}
 		opts.RematInfo = gdexp.RematInfo{
 			Solver:             PlanSolver(res),
 			BudgetBytes:        res.BudgetBytes,
