@@ -34,7 +34,7 @@ for spec in ${ZOO_TF:-}; do
   models+=("zoo:$spec|zoo:$spec|")
 done
 
-echo "| model | budget | liveness peak (B) | tfjs predicted (B) | plan | recomputations (gates) | tf.profile orig → remat (B) | measured/predicted drop | overhead: predicted / measured run time | outputs, placement |"
+echo "| model | budget | liveness peak (B) | tfjs predicted (B) | plan | recomputations (gates) | tf.profile orig → remat (B) | measured/predicted drop | overhead: predicted / measured (median, fastest run) | outputs, placement |"
 echo "|---|---|---|---|---|---|---|---|---|---|"
 row() { # name path flags budget
   local name=$1 path=$2 flags=$3 b=$4
@@ -62,13 +62,13 @@ ratio = v.get("measured_over_predicted_drop_percent")
 same = all(o["equal"] for o in v["outputs"])
 placed = sum(1 for p in v.get("recompute") or [] if p["ok"])
 n = len(v.get("recompute") or [])
-print("| %s | %s | %d → %d | %d → %d | %s | %d (%d) | %d → %d | %s | %+.1f%% / %+.1f%% | %s, %d/%d placed%s |" % (
+print("| %s | %s | %d → %d | %d → %d | %s | %d (%d) | %d → %d | %s | %+.1f%% / %+.1f%%, %+.1f%% | %s, %d/%d placed%s |" % (
     sys.argv[3], sys.argv[4], r["before_peak_bytes"], r["after_peak_bytes"],
     r.get("tfjs_model_before_peak_bytes", 0), r.get("tfjs_model_after_peak_bytes", 0), r["plan_solver"],
     r["recomputations"], len(md.get("gated") or []),
     v["original_model"]["peak_bytes"], v["remat_model"]["peak_bytes"],
     "-" if ratio is None else "%.0f%%" % ratio,
-    r["overhead_percent"], v["run_time_change_percent"],
+    r["overhead_percent"], v["run_time_change_percent"], v["min_run_time_change_percent"],
     "bitwise identical" if same else "DIFFER", placed, n,
     "" if v["ok"] else " (verify: " + "; ".join(v["failures"][:2]) + ")"))
 PY

@@ -74,6 +74,7 @@ func printVerifyTF(st *Streams, r *verify.TFReport) error {
 	fmt.Fprintf(w, "  tf.profile peak\t%s\t%s\t%s (%s%%)\n", formatBytes(r.Orig.PeakBytes), formatBytes(r.Rematted.PeakBytes), signedBytes(-r.ReductionBytes), signed(-r.ReductionPercent))
 	fmt.Fprintf(w, "  weights and feeds\t%s\t%s\t\n", formatBytes(r.Orig.BaselineBytes), formatBytes(r.Rematted.BaselineBytes))
 	fmt.Fprintf(w, "  median run time\t%.3f ms\t%.3f ms\t%s%%\n", r.Orig.MedianRunTimeMS, r.Rematted.MedianRunTimeMS, signed(r.RunTimeChangePercent))
+	fmt.Fprintf(w, "  fastest run\t%.3f ms\t%.3f ms\t%s%%\n", r.Orig.MinRunTimeMS, r.Rematted.MinRunTimeMS, signed(r.MinRunTimeChangePercent))
 	fmt.Fprintf(w, "  nodes run\t%d\t%d\t\n", r.Orig.NodesRun, r.Rematted.NodesRun)
 	w.Flush()
 	if r.PredictedReductionBytes != nil {
