@@ -102,8 +102,8 @@ type TFReport struct {
 	// only ever add time).
 	MinRunTimeChangePercent float64       `json:"min_run_time_change_percent"`
 	Recompute               []TFPlacement `json:"recompute"`
-	OK                   bool          `json:"ok"`
-	Failures             []string      `json:"failures"`
+	OK                      bool          `json:"ok"`
+	Failures                []string      `json:"failures"`
 }
 
 // TFMeasure is what TensorFlow.js measured of one model.
