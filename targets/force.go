@@ -5,6 +5,7 @@ import (
 	"slices"
 
 	"github.com/remat-compile/remat/ir"
+	"github.com/remat-compile/remat/passes/memory"
 	"github.com/remat-compile/remat/passes/remat"
 )
 
@@ -19,12 +20,11 @@ import (
 
 // ForceOptions configure ForceOrder with what the target knows.
 type ForceOptions struct {
-	// Simulate predicts the runtime's peak when the graph is written with
-	// the constraints cons: the peak, the excess (the bytes above the
-	// plan-order peak summed over the steps, which breaks ties), and the
-	// runtime's order. An error means the constraints cannot be written;
-	// a candidate that gives one is skipped.
-	Simulate func(cons []remat.OrderConstraint) (peak, excess int64, seq []*ir.Node, err error)
+	// Simulate predicts the runtime's memory when the graph is written with
+	// the constraints cons, and returns the runtime's order. An error means
+	// the constraints cannot be written; a candidate that gives one is
+	// skipped.
+	Simulate func(cons []remat.OrderConstraint) (*memory.Result, []*ir.Node, error)
 	// CanForce reports whether a constraint can hold n back; nil means
 	// always.
 	CanForce func(n *ir.Node) bool
@@ -55,7 +55,8 @@ type ForceResult struct {
 // runs before their plan predecessor (the nearest earlier source in g's
 // order) and that a constraint can hold back, take the one whose
 // constraint "after its plan predecessor" lowers the predicted peak most
-// (ties: the excess), and stop when none lowers it. Constraints are kept
+// (ties: the excess, the bytes above planPeak summed over the steps), and
+// stop when none lowers it. Constraints are kept
 // up to the last that lowered the peak by MinGain. Each node gets at most
 // one constraint, and the candidates and rounds are bounded, so the search
 // ends, deterministically.
@@ -66,7 +67,18 @@ func ForceOrder(g *ir.Graph, planPeak int64, o ForceOptions) (*ForceResult, erro
 	if o.Rounds <= 0 {
 		o.Rounds = 48
 	}
-	peak, excess, seq, err := o.Simulate(nil)
+	score := func(cons []remat.OrderConstraint) (int64, int64, []*ir.Node, error) {
+		r, seq, err := o.Simulate(cons)
+		if err != nil {
+			return 0, 0, nil, err
+		}
+		var excess int64
+		for _, d := range r.During {
+			excess += max(0, d-planPeak)
+		}
+		return r.PeakBytes, excess, seq, nil
+	}
+	peak, excess, seq, err := score(nil)
 	if err != nil {
 		return nil, err
 	}
@@ -128,7 +140,7 @@ func ForceOrder(g *ir.Graph, planPeak int64, o ForceOptions) (*ForceResult, erro
 		bestPeak, bestExcess, bestSeq := peak, excess, seq
 		for _, cd := range cands {
 			c := remat.OrderConstraint{Node: cd.n, After: cd.s}
-			p, e, q, err := o.Simulate(append(slices.Clip(cons), c))
+			p, e, q, err := score(append(slices.Clip(cons), c))
 			if err != nil {
 				continue
 			}

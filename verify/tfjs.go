@@ -144,29 +144,12 @@ type TFPlacement struct {
 // model.json in a temporary directory) with RunTF; InputShapes default to
 // the original's input shapes.
 func FittedTF(ctx context.Context, m *pipeline.Model, f *pipeline.Fit, rematPath string, o TFOptions) (*TFReport, error) {
-	orig, err := m.Rebuild(ctx)
+	orig, path, cleanup, err := writeOriginal(ctx, m, f, "model.json")
 	if err != nil {
 		return nil, err
 	}
-	dir, err := os.MkdirTemp("", "remat-verify-")
-	if err != nil {
-		return nil, err
-	}
-	defer os.RemoveAll(dir)
-	path := filepath.Join(dir, "model.json")
-	if err := orig.ExportOriginal(path, f); err != nil {
-		return nil, fmt.Errorf("verify: writing the original model: %w", err)
-	}
-	if o.InputShapes == nil {
-		o.InputShapes = map[string][]int64{}
-	}
-	for _, v := range orig.Graph.Inputs {
-		if _, ok := o.InputShapes[v.Name]; !ok {
-			if dims, ok := v.Type.Dims(); ok {
-				o.InputShapes[v.Name] = dims
-			}
-		}
-	}
+	defer cleanup()
+	o.InputShapes = staticInputShapes(orig, o.InputShapes)
 	r, err := RunTF(ctx, path, rematPath, o)
 	if err != nil {
 		return nil, err

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"io"
 	"slices"
 	"strconv"
 	"strings"
@@ -172,15 +173,7 @@ func printVerify(st *Streams, r *verify.Report) error {
 			if lr.PredictedBy == "liveness" {
 				by = "liveness model"
 			}
-			fmt.Fprintf(out, "  predicted reduction (%s): %s (%.2f%%); measured %s (%.2f%%)", by, formatBytes(*lr.PredictedReductionBytes), *lr.PredictedReductionPercent, formatBytes(lr.ReductionBytes), lr.ReductionPercent)
-			if lr.MeasuredOverPredictedPercent != nil {
-				verdict := "meets"
-				if !*lr.MeetsAcceptanceBar {
-					verdict = "BELOW"
-				}
-				fmt.Fprintf(out, "; measured/predicted drop %.1f%% (%s the %.0f%% bar)", *lr.MeasuredOverPredictedPercent, verdict, 100*verify.AcceptanceBar)
-			}
-			fmt.Fprintln(out)
+			printPredicted(out, by, *lr.PredictedReductionBytes, *lr.PredictedReductionPercent, lr.ReductionBytes, lr.ReductionPercent, lr.MeasuredOverPredictedPercent, lr.MeetsAcceptanceBar)
 			if lr.PredictedBy == "ort" && lr.LivenessReductionBytes != nil {
 				fmt.Fprintf(out, "  the solver's liveness model predicted a reduction of %s\n", formatBytes(*lr.LivenessReductionBytes))
 			}
@@ -249,4 +242,18 @@ func signedBytes(n int64) string {
 		return "-" + formatBytes(-n)
 	}
 	return "+" + formatBytes(n)
+}
+
+// printPredicted prints the predicted reduction (by a model named by),
+// the measured one and, when known, their ratio against the bar.
+func printPredicted(out io.Writer, by string, predicted int64, predictedPercent float64, measured int64, measuredPercent float64, ratio *float64, meets *bool) {
+	fmt.Fprintf(out, "  predicted reduction (%s): %s (%.2f%%); measured %s (%.2f%%)", by, formatBytes(predicted), predictedPercent, formatBytes(measured), measuredPercent)
+	if ratio != nil {
+		verdict := "meets"
+		if !*meets {
+			verdict = "BELOW"
+		}
+		fmt.Fprintf(out, "; measured/predicted drop %.1f%% (%s the %.0f%% bar)", *ratio, verdict, 100*verify.AcceptanceBar)
+	}
+	fmt.Fprintln(out)
 }

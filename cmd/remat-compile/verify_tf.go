@@ -82,15 +82,7 @@ func printVerifyTF(st *Streams, r *verify.TFReport) error {
 		if r.PredictedBy == "liveness" {
 			by = "liveness model"
 		}
-		fmt.Fprintf(out, "  predicted reduction (%s): %s (%.2f%%); measured %s (%.2f%%)", by, formatBytes(*r.PredictedReductionBytes), *r.PredictedReductionPercent, formatBytes(r.ReductionBytes), r.ReductionPercent)
-		if r.MeasuredOverPredictedPercent != nil {
-			verdict := "meets"
-			if !*r.MeetsAcceptanceBar {
-				verdict = "BELOW"
-			}
-			fmt.Fprintf(out, "; measured/predicted drop %.1f%% (%s the %.0f%% bar)", *r.MeasuredOverPredictedPercent, verdict, 100*verify.AcceptanceBar)
-		}
-		fmt.Fprintln(out)
+		printPredicted(out, by, *r.PredictedReductionBytes, *r.PredictedReductionPercent, r.ReductionBytes, r.ReductionPercent, r.MeasuredOverPredictedPercent, r.MeetsAcceptanceBar)
 	}
 	if len(r.Recompute) > 0 {
 		fmt.Fprintf(out, "\n")

@@ -55,33 +55,24 @@ import (
 	"strings"
 
 	"github.com/remat-compile/remat/internal/atomicfile"
+	"github.com/remat-compile/remat/internal/tfpb"
 	"github.com/remat-compile/remat/ir"
 	"github.com/remat-compile/remat/passes/remat"
 )
 
 // Format is the file format written.
-type Format uint8
+type Format = tfpb.Format
 
+// The formats.
 const (
 	// FormatAuto chooses from the output path: ".json" writes a
 	// TensorFlow.js graph model, anything else a binary GraphDef.
-	FormatAuto Format = iota
+	FormatAuto = tfpb.FormatAuto
 	// FormatGraphDef is a binary GraphDef (.pb).
-	FormatGraphDef
+	FormatGraphDef = tfpb.FormatGraphDef
 	// FormatTFJS is a TensorFlow.js graph model (model.json and shards).
-	FormatTFJS
+	FormatTFJS = tfpb.FormatTFJS
 )
-
-// String names the format for messages.
-func (f Format) String() string {
-	switch f {
-	case FormatGraphDef:
-		return "GraphDef"
-	case FormatTFJS:
-		return "TensorFlow.js graph model"
-	}
-	return "auto"
-}
 
 // FormatOf returns the format a path's extension selects: FormatTFJS for
 // ".json", FormatGraphDef otherwise.

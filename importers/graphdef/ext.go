@@ -29,30 +29,20 @@ import (
 // Output values of nodes have no Ext.
 
 // Format is the file format of a TensorFlow graph.
-type Format uint8
+type Format = tfpb.Format
 
+// The formats.
 const (
 	// FormatAuto lets Import decide from the bytes: a JSON object is a
 	// TensorFlow.js model.json, anything else a binary GraphDef.
-	FormatAuto Format = iota
+	FormatAuto = tfpb.FormatAuto
 	// FormatGraphDef is a binary GraphDef protobuf (a frozen graph, .pb).
-	FormatGraphDef
+	FormatGraphDef = tfpb.FormatGraphDef
 	// FormatTFJS is a TensorFlow.js graph model: model.json (the GraphDef
 	// in the proto3 JSON mapping and a weights manifest) and the binary
 	// weight shards the manifest names.
-	FormatTFJS
+	FormatTFJS = tfpb.FormatTFJS
 )
-
-// String names the format for messages.
-func (f Format) String() string {
-	switch f {
-	case FormatGraphDef:
-		return "GraphDef"
-	case FormatTFJS:
-		return "TensorFlow.js graph model"
-	}
-	return "auto"
-}
 
 // ModelInfo is the Ext of an imported graph.
 type ModelInfo struct {

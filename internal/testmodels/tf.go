@@ -1,15 +1,16 @@
 package testmodels
 
 import (
-	"bufio"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strings"
+	"slices"
 	"testing"
 
 	"github.com/remat-compile/remat/internal/tfjs"
 	"github.com/remat-compile/remat/ir"
+	"github.com/remat-compile/remat/pipeline"
 )
 
 // TFModel is one real TensorFlow.js graph model of the manifest that
@@ -22,11 +23,12 @@ type TFModel struct {
 	Inputs []tfjs.InputSpec
 }
 
-// TFModels reads the manifest of the real TensorFlow.js models:
-// $REMAT_TF_MODELS (scripts/setup.sh prints it), else MANIFEST-tf.tsv
-// under $REMAT_CACHE/models or ~/.cache/remat-compile/models. Missing, it
-// skips under -short and fails otherwise.
-func TFModels(t testing.TB) []TFModel {
+// TFManifest returns the path of the manifest of the real TensorFlow.js
+// models that ../shared/models/fetch-tf.sh writes: $REMAT_TF_MODELS
+// (scripts/setup.sh prints it), else MANIFEST-tf.tsv under
+// $REMAT_CACHE/models or ~/.cache/remat-compile/models. Missing, it skips
+// under -short and fails otherwise.
+func TFManifest(t testing.TB) string {
 	t.Helper()
 	p := os.Getenv("REMAT_TF_MODELS")
 	if p == "" {
@@ -40,35 +42,40 @@ func TFModels(t testing.TB) []TFModel {
 		}
 		p = filepath.Join(dir, "models", "MANIFEST-tf.tsv")
 	}
-	f, err := os.Open(p)
-	if err != nil {
+	if _, err := os.Stat(p); err != nil {
 		if testing.Short() {
 			t.Skipf("real TensorFlow.js models: %v (skipped in -short mode)", err)
 		}
 		t.Fatalf("real TensorFlow.js models: %v\nRun scripts/setup.sh, which fetches them with ../shared/models/fetch-tf.sh and prints REMAT_TF_MODELS to export.", err)
 	}
-	defer f.Close()
-	var out []TFModel
-	sc := bufio.NewScanner(f)
-	for line := 1; sc.Scan(); line++ {
-		if line == 1 || strings.TrimSpace(sc.Text()) == "" {
-			continue // the header
-		}
-		cols := strings.Split(sc.Text(), "\t")
-		if len(cols) < 5 {
-			t.Fatalf("%s:%d: %d columns, want 5", p, line, len(cols))
-		}
-		specs, err := tfjs.ParseInputSpecs(cols[4])
-		if err != nil {
-			t.Fatalf("%s:%d: %v", p, line, err)
-		}
-		out = append(out, TFModel{Name: cols[0], Path: cols[1], Inputs: specs})
-	}
-	if err := sc.Err(); err != nil {
+	return p
+}
+
+// TFModels reads the manifest of the real TensorFlow.js models
+// (TFManifest, pipeline.ReadManifest), inputs in name order.
+func TFModels(t testing.TB) []TFModel {
+	t.Helper()
+	specs, err := pipeline.ReadManifest(TFManifest(t))
+	if err != nil {
 		t.Fatal(err)
 	}
-	if len(out) == 0 {
-		t.Fatalf("%s lists no models", p)
+	if len(specs) == 0 {
+		t.Fatalf("%s lists no models", TFManifest(t))
+	}
+	var out []TFModel
+	for _, s := range specs {
+		m := TFModel{Name: s.Name, Path: s.Source}
+		for _, name := range slices.Sorted(maps.Keys(s.InputShapes)) {
+			dt := tfjs.Float32
+			switch s.InputTypes[name] {
+			case ir.Int32, ir.Int64:
+				dt = tfjs.Int32
+			case ir.Bool:
+				dt = tfjs.Bool
+			}
+			m.Inputs = append(m.Inputs, tfjs.InputSpec{Name: name, DType: dt, Shape: s.InputShapes[name]})
+		}
+		out = append(out, m)
 	}
 	return out
 }

@@ -97,23 +97,12 @@ func forceOrder(g *ir.Graph, opts onnxexp.Options) (*orderResult, error) {
 	if err != nil {
 		return nil, err
 	}
-	// score simulates the export with constraints cons: the peak, the
-	// excess (the bytes above the plan-order peak, summed over the steps)
-	// and ORT's order.
-	score := func(cons []remat.OrderConstraint) (int64, int64, []*ir.Node, error) {
+	simulate := func(cons []remat.OrderConstraint) (*memory.Result, []*ir.Node, error) {
 		o := opts
 		o.Order = cons
-		r, seq, err := Simulate(g, o)
-		if err != nil {
-			return 0, 0, nil, err
-		}
-		var excess int64
-		for _, d := range r.During {
-			excess += max(0, d-plan.PeakBytes)
-		}
-		return r.PeakBytes, excess, seq, nil
+		return Simulate(g, o)
 	}
-	unforced, _, _, err := score(nil)
+	unforced, _, err := simulate(nil)
 	if err != nil {
 		return nil, err
 	}
@@ -128,13 +117,13 @@ func forceOrder(g *ir.Graph, opts onnxexp.Options) (*orderResult, error) {
 	// replays the whole graph); the bound is on work, not time, so the
 	// output stays deterministic.
 	r, err := targets.ForceOrder(g, plan.PeakBytes, targets.ForceOptions{
-		Simulate: score,
+		Simulate: simulate,
 		CanForce: onnxexp.CanForceOrder,
 		IsSource: isSource,
 		Skip: func(n *ir.Node) bool {
 			return n.Op == "Constant" && (n.Domain == "" || n.Domain == "ai.onnx")
 		},
-		MinGain:    max(unforced/orderMinGainDiv, 2*memory.ArenaAlign),
+		MinGain:    max(unforced.PeakBytes/orderMinGainDiv, 2*memory.ArenaAlign),
 		Candidates: orderCandidates,
 		Rounds:     orderRounds,
 	})

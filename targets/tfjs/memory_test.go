@@ -71,20 +71,8 @@ func TestMemoryZoo(t *testing.T) {
 	var graphs []*ir.Graph
 	var names []string
 	for _, name := range []string{"vgg16", "mobilenet_v2", "resnet50", "googlenet", "unet", "fcn8"} {
-		g, err := pipeline.BuildZoo(name + ":tf")
-		if err != nil {
-			t.Fatal(err)
-		}
-		path := filepath.Join(t.TempDir(), "model.json")
-		if err := gdexp.ExportFile(g, path, gdexp.Options{}); err != nil {
-			t.Fatal(err)
-		}
-		dims, _ := g.Inputs[0].Type.Dims()
-		in, err := rt.SeededInputs([]rt.InputSpec{{Name: g.Inputs[0].Name, DType: rt.Float32, Shape: dims}}, 1)
-		if err != nil {
-			t.Fatal(err)
-		}
-		jobs = append(jobs, rt.Options{Dir: dir, Model: path, Inputs: in, Profile: true})
+		g, job := zooJob(t, dir, name)
+		jobs = append(jobs, job)
 		graphs = append(graphs, g)
 		names = append(names, name)
 	}
@@ -127,20 +115,8 @@ func TestWorkspace(t *testing.T) {
 		graphs = append(graphs, g)
 	}
 	for _, name := range []string{"vgg16", "mobilenet_v2", "resnet50", "googlenet"} {
-		g, err := pipeline.BuildZoo(name + ":tf")
-		if err != nil {
-			t.Fatal(err)
-		}
-		path := filepath.Join(t.TempDir(), "model.json")
-		if err := gdexp.ExportFile(g, path, gdexp.Options{}); err != nil {
-			t.Fatal(err)
-		}
-		dims, _ := g.Inputs[0].Type.Dims()
-		in, err := rt.SeededInputs([]rt.InputSpec{{Name: g.Inputs[0].Name, DType: rt.Float32, Shape: dims}}, 1)
-		if err != nil {
-			t.Fatal(err)
-		}
-		jobs = append(jobs, rt.Options{Dir: dir, Model: path, Inputs: in, Profile: true})
+		g, job := zooJob(t, dir, name)
+		jobs = append(jobs, job)
 		graphs = append(graphs, g)
 	}
 	res, err := rt.RunAll(context.Background(), jobs)
@@ -172,4 +148,24 @@ func TestWorkspace(t *testing.T) {
 		}
 	}
 	t.Logf("nodes checked per op: %v", checked)
+}
+
+// zooJob builds the zoo model name as a TensorFlow graph, writes it as
+// model.json and returns it with a profiled tfjs job on seeded inputs.
+func zooJob(t *testing.T, dir, name string) (*ir.Graph, rt.Options) {
+	t.Helper()
+	g, err := pipeline.BuildZoo(name + ":tf")
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "model.json")
+	if err := gdexp.ExportFile(g, path, gdexp.Options{}); err != nil {
+		t.Fatal(err)
+	}
+	dims, _ := g.Inputs[0].Type.Dims()
+	in, err := rt.SeededInputs([]rt.InputSpec{{Name: g.Inputs[0].Name, DType: rt.Float32, Shape: dims}}, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return g, rt.Options{Dir: dir, Model: path, Inputs: in, Profile: true}
 }

@@ -368,29 +368,26 @@ func (t Target) Place(g *ir.Graph, rw *remat.RewriteResult) (*targets.Placement,
 	if err != nil {
 		return nil, err
 	}
-	score := func(cons []remat.OrderConstraint) (int64, int64, []*ir.Node, error) {
+	simulate := func(cons []remat.OrderConstraint) (*memory.Result, []*ir.Node, error) {
 		o := opts
 		o.Order = cons
 		res, run, err := Simulate(g, o)
 		if err != nil {
-			return 0, 0, nil, err
+			return nil, nil, err
 		}
-		var excess int64
-		for _, d := range res.During {
-			excess += max(0, d-plan.PeakBytes)
-		}
-		return res.PeakBytes, excess, run.Seq, nil
+		return res, run.Seq, nil
 	}
-	unforced, _, _, err := score(nil)
+	res, _, err := simulate(nil)
 	if err != nil {
 		return nil, err
 	}
+	unforced := res.PeakBytes
 	pl := &targets.Placement{PeakBytes: unforced, PlanOrderPeakBytes: plan.PeakBytes, UnforcedPeakBytes: unforced}
 	if rw == nil || unforced <= plan.PeakBytes {
 		return pl, nil
 	}
 	r, err := targets.ForceOrder(g, plan.PeakBytes, targets.ForceOptions{
-		Simulate: score,
+		Simulate: simulate,
 		CanForce: canGate,
 		IsSource: hasOutput,
 		// The model predicts tf.profile to the byte, but every gate is a

@@ -257,15 +257,7 @@ func (c *converter) node(n *ir.Node) error {
 	nhwcAttr := ir.StringAttr("data_format", "NHWC")
 	switch n.Op {
 	case "Conv":
-		x, err := c.in(n, 0)
-		if err != nil {
-			return err
-		}
-		w, err := weight(n, 1)
-		if err != nil {
-			return err
-		}
-		t, err := nhwcType(out)
+		x, w, t, err := c.convOperands(n)
 		if err != nil {
 			return err
 		}
@@ -299,26 +291,16 @@ func (c *converter) node(n *ir.Node) error {
 			return fmt.Errorf("grouped convolution (group %d of %d channels) has no TensorFlow.js op", group, cin)
 		}
 		in := []*ir.Value{x, c.param(n.Inputs[1].Name, filter)}
-		if len(n.Inputs) > 2 && n.Inputs[2] != nil {
-			b, err := weight(n, 2)
-			if err != nil {
-				return err
-			}
-			in = append(in, c.param(n.Inputs[2].Name, b))
+		if b, err := c.bias(n); err != nil {
+			return err
+		} else if b != nil {
+			in = append(in, b)
 			op = fused
 			attrs = append(attrs, fusedOps("BiasAdd"), ir.IntAttr("num_args", 1), ir.FloatAttr("epsilon", 0))
 		}
 		set(c.op(op, n.Name, in, t, attrs...))
 	case "ConvTranspose":
-		x, err := c.in(n, 0)
-		if err != nil {
-			return err
-		}
-		w, err := weight(n, 1)
-		if err != nil {
-			return err
-		}
-		t, err := nhwcType(out)
+		x, w, t, err := c.convOperands(n)
 		if err != nil {
 			return err
 		}
@@ -330,12 +312,10 @@ func (c *converter) node(n *ir.Node) error {
 		filter := permute(w, []int{2, 3, 1, 0}) // [I, O, kh, kw] → [kh, kw, O, I]
 		y := c.op("Conv2DBackpropInput", n.Name, []*ir.Value{c.int32s(n.Name+"/input_sizes", od...), c.param(n.Inputs[1].Name, filter), x}, t,
 			f32, nhwcAttr, ir.IntsAttr("strides", 1, s[0], s[1], 1), ir.IntsAttr("dilations", 1, 1, 1, 1), ir.StringAttr("padding", "VALID"))
-		if len(n.Inputs) > 2 && n.Inputs[2] != nil {
-			b, err := weight(n, 2)
-			if err != nil {
-				return err
-			}
-			y = c.op("BiasAdd", n.Name+"/bias", []*ir.Value{y, c.param(n.Inputs[2].Name, b)}, t, f32, nhwcAttr)
+		if b, err := c.bias(n); err != nil {
+			return err
+		} else if b != nil {
+			y = c.op("BiasAdd", n.Name+"/bias", []*ir.Value{y, b}, t, f32, nhwcAttr)
 		}
 		set(y)
 	case "BatchNormalization":
@@ -456,12 +436,10 @@ func (c *converter) node(n *ir.Node) error {
 		in := []*ir.Value{x, c.param(name, permute(w, []int{1, 0}))}
 		op := "MatMul"
 		attrs := []ir.Attr{f32, ir.IntAttr("transpose_a", 0), ir.IntAttr("transpose_b", 0)}
-		if len(n.Inputs) > 2 && n.Inputs[2] != nil {
-			b, err := weight(n, 2)
-			if err != nil {
-				return err
-			}
-			in = append(in, c.param(n.Inputs[2].Name, b))
+		if b, err := c.bias(n); err != nil {
+			return err
+		} else if b != nil {
+			in = append(in, b)
 			op = "_FusedMatMul"
 			attrs = append(attrs, fusedOps("BiasAdd"), ir.IntAttr("num_args", 1), ir.FloatAttr("epsilon", 0))
 		}
@@ -552,6 +530,34 @@ func (c *converter) node(n *ir.Node) error {
 		return fmt.Errorf("op %s has no TensorFlow form in this converter (it handles the zoo's convolutional networks)", n.Op)
 	}
 	return nil
+}
+
+// convOperands returns the input, the weights and the NHWC output type of
+// a Conv or ConvTranspose.
+func (c *converter) convOperands(n *ir.Node) (*ir.Value, *ir.Tensor, ir.TensorType, error) {
+	x, err := c.in(n, 0)
+	if err != nil {
+		return nil, nil, ir.TensorType{}, err
+	}
+	w, err := weight(n, 1)
+	if err != nil {
+		return nil, nil, ir.TensorType{}, err
+	}
+	t, err := nhwcType(n.Outputs[0])
+	return x, w, t, err
+}
+
+// bias returns the parameter of n's optional bias (input 2), nil when n
+// has none.
+func (c *converter) bias(n *ir.Node) (*ir.Value, error) {
+	if len(n.Inputs) < 3 || n.Inputs[2] == nil {
+		return nil, nil
+	}
+	b, err := weight(n, 2)
+	if err != nil {
+		return nil, err
+	}
+	return c.param(n.Inputs[2].Name, b), nil
 }
 
 func scalarF32(t *ir.Tensor) float32 {

@@ -144,34 +144,29 @@ func f32(b []byte) []float32 {
 }
 
 // toNHWC transposes float32 NCHW data of dims [N, C, H, W].
-func toNHWC(data []byte, d []int64) []byte {
-	n, c, h, w := d[0], d[1], d[2], d[3]
-	out := make([]byte, len(data))
-	for a := range n {
-		for ch := range c {
-			for y := range h {
-				for x := range w {
-					src := ((a*c+ch)*h+y)*w + x
-					dst := ((a*h+y)*w+x)*c + ch
-					copy(out[4*dst:4*dst+4], data[4*src:4*src+4])
-				}
-			}
-		}
-	}
-	return out
-}
+func toNHWC(data []byte, d []int64) []byte { return transpose4(data, d, [4]int{0, 2, 3, 1}) }
 
 // toNCHW transposes float32 NHWC data of dims [N, H, W, C].
-func toNCHW(data []byte, d []int64) []byte {
-	n, h, w, c := d[0], d[1], d[2], d[3]
+func toNCHW(data []byte, d []int64) []byte { return transpose4(data, d, [4]int{0, 3, 1, 2}) }
+
+// transpose4 transposes 4-D float32 data of dims d: output dim k is input
+// dim perm[k].
+func transpose4(data []byte, d []int64, perm [4]int) []byte {
+	var stride [4]int64
+	s := int64(1)
+	for k := 3; k >= 0; k-- {
+		stride[k] = s
+		s *= d[k]
+	}
 	out := make([]byte, len(data))
-	for a := range n {
-		for y := range h {
-			for x := range w {
-				for ch := range c {
-					src := ((a*h+y)*w+x)*c + ch
-					dst := ((a*c+ch)*h+y)*w + x
-					copy(out[4*dst:4*dst+4], data[4*src:4*src+4])
+	o := 0
+	for a := range d[perm[0]] {
+		for b := range d[perm[1]] {
+			for c := range d[perm[2]] {
+				for e := range d[perm[3]] {
+					src := a*stride[perm[0]] + b*stride[perm[1]] + c*stride[perm[2]] + e*stride[perm[3]]
+					copy(out[4*o:4*o+4], data[4*src:4*src+4])
+					o++
 				}
 			}
 		}
