@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math"
+	"slices"
 )
 
 // AttrKind is the kind of an attribute value.
@@ -89,6 +90,38 @@ func (n *Node) DelAttr(name string) {
 			return
 		}
 	}
+}
+
+// Clone returns a copy of a whose slices are its own and whose tensors
+// are copied shallowly (their data is shared, read-only). Subgraphs are
+// shared: a copy for another node must copy them itself.
+func (a Attr) Clone() Attr {
+	a.Str = slices.Clone(a.Str)
+	a.Ints = slices.Clone(a.Ints)
+	a.Floats = slices.Clone(a.Floats)
+	if a.Strs != nil {
+		strs := make([][]byte, len(a.Strs))
+		for i, s := range a.Strs {
+			strs[i] = slices.Clone(s)
+		}
+		a.Strs = strs
+	}
+	if a.Tensor != nil {
+		t := *a.Tensor
+		a.Tensor = &t
+	}
+	if a.Tensors != nil {
+		ts := make([]*Tensor, len(a.Tensors))
+		for i, t := range a.Tensors {
+			if t != nil {
+				c := *t
+				ts[i] = &c
+			}
+		}
+		a.Tensors = ts
+	}
+	a.Graphs = slices.Clone(a.Graphs)
+	return a
 }
 
 // AttrInt returns the int attribute name, or def when absent.

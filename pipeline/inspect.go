@@ -4,10 +4,13 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/remat-compile/remat/importers/graphdef"
 	"github.com/remat-compile/remat/ir"
 	"github.com/remat-compile/remat/passes/memory"
 	"github.com/remat-compile/remat/profiles"
 	"github.com/remat-compile/remat/targets"
+	"github.com/remat-compile/remat/targets/liveness"
+	"github.com/remat-compile/remat/targets/ort"
 )
 
 // Inspection is what Inspect finds in a model: sizes, the op histogram,
@@ -32,7 +35,10 @@ type Inspection struct {
 	PeakNode        string         `json:"peak_node"`
 	PeakOp          string         `json:"peak_op"`
 	Ops             map[string]int `json:"op_histogram"`
-	LargestAtPeak   []LiveValue    `json:"largest_at_peak"`
+	// Note says why the memory model is not the one asked for (ONNX
+	// Runtime's on a TensorFlow graph); absent when it is.
+	Note          string      `json:"note,omitempty"`
+	LargestAtPeak []LiveValue `json:"largest_at_peak"`
 	// Costs is the cost of every node on -profile's device; absent
 	// without -profile.
 	Costs *CostReport `json:"costs,omitempty"`
@@ -129,10 +135,15 @@ func (m *Model) Inspect(o InspectOptions) (*Inspection, error) {
 		o.Target = m.DefaultTarget()
 	}
 	g := m.Graph
+	note := ""
+	if _, tf := g.Ext.(*graphdef.ModelInfo); tf && o.Target.Name() == (ort.Target{}).Name() {
+		o.Target = liveness.Target{}
+		note = "ONNX Runtime's memory model (ort) does not apply to a TensorFlow graph; the peak is under the liveness model"
+	}
 	r := &Inspection{
 		Model: m.Name, Graph: g.Name, Opset: g.Opset(""),
 		Nodes: len(g.Nodes), Inputs: len(g.Inputs), Outputs: len(g.Outputs), Params: len(g.Params),
-		Ops: map[string]int{}, MemoryModel: o.Target.Name(),
+		Ops: map[string]int{}, MemoryModel: o.Target.Name(), Note: note,
 	}
 	seen := map[*ir.Value]bool{}
 	for _, v := range slices.Concat(g.Inputs, g.Params) {

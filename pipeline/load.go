@@ -18,14 +18,17 @@
 package pipeline
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"io"
 	"maps"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 
+	"github.com/remat-compile/remat/importers/graphdef"
 	onnximp "github.com/remat-compile/remat/importers/onnx"
 	"github.com/remat-compile/remat/ir"
 	"github.com/remat-compile/remat/ir/irtext"
@@ -78,8 +81,9 @@ type Model struct {
 	opts LoadOptions
 }
 
-// Load reads a model file, or builds the zoo model a "zoo:" source names
-// (ZooHelp), and infers every value's type.
+// Load reads a model file (ONNX, a TensorFlow GraphDef .pb or a
+// TensorFlow.js model.json: importFile), or builds the zoo model a "zoo:"
+// source names (ZooHelp), and infers every value's type.
 func Load(ctx context.Context, source string, o LoadOptions) (*Model, error) {
 	var g *ir.Graph
 	var err error
@@ -87,8 +91,11 @@ func Load(ctx context.Context, source string, o LoadOptions) (*Model, error) {
 	if spec, ok := strings.CutPrefix(source, "zoo:"); ok {
 		g, err = BuildZoo(spec)
 	} else {
-		g, err = onnximp.ImportFile(source, onnximp.Options{})
+		g, err = importFile(source)
 		name = filepath.Base(source)
+		if name == "model.json" { // TensorFlow.js models are all model.json: name the directory too
+			name = filepath.Join(filepath.Base(filepath.Dir(source)), name)
+		}
 	}
 	if err != nil {
 		return nil, err
@@ -108,6 +115,40 @@ func Load(ctx context.Context, source string, o LoadOptions) (*Model, error) {
 		return nil, err
 	}
 	return m, nil
+}
+
+// importFile reads a model file with the importer of its format: a binary
+// TensorFlow GraphDef (a .pb file) or a TensorFlow.js graph model (a .json
+// file such as model.json, or any file that holds a JSON object) through
+// importers/graphdef, anything else as ONNX.
+func importFile(path string) (*ir.Graph, error) {
+	switch strings.ToLower(filepath.Ext(path)) {
+	case ".pb":
+		return graphdef.ImportFile(path, graphdef.Options{Format: graphdef.FormatGraphDef})
+	case ".json":
+		return graphdef.ImportFile(path, graphdef.Options{Format: graphdef.FormatTFJS})
+	case ".onnx":
+		return onnximp.ImportFile(path, onnximp.Options{})
+	}
+	if isJSON(path) {
+		return graphdef.ImportFile(path, graphdef.Options{Format: graphdef.FormatTFJS})
+	}
+	return onnximp.ImportFile(path, onnximp.Options{})
+}
+
+// isJSON reports whether the file starts with a JSON object (after a byte
+// order mark and white space). A file that cannot be read is not: the
+// importer then reports why.
+func isJSON(path string) bool {
+	f, err := os.Open(path)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	head := make([]byte, 512)
+	n, _ := io.ReadFull(f, head)
+	t := bytes.TrimLeft(bytes.TrimPrefix(head[:n], []byte("\xef\xbb\xbf")), " \t\r\n")
+	return len(t) > 0 && t[0] == '{'
 }
 
 // passOptions are the pass driver's options for m's passes.

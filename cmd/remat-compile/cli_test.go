@@ -144,3 +144,31 @@ func TestConvertWritesAtomicallyAndDeterministically(t *testing.T) {
 		}
 	}
 }
+
+// TestInspectTF inspects a TensorFlow.js model.json: ONNX Runtime's memory
+// model (the default) gives way to liveness, with a note.
+func TestInspectTF(t *testing.T) {
+	dir := t.TempDir()
+	p := filepath.Join(dir, "model.json")
+	model := `{"format": "graph-model", "modelTopology": {"node": [
+		{"name": "x", "op": "Placeholder", "attr": {"dtype": {"type": "DT_FLOAT"}, "shape": {"shape": {"dim": [{"size": "1"}, {"size": "8"}, {"size": "8"}, {"size": "4"}]}}}},
+		{"name": "p", "op": "MaxPool", "input": ["x"], "attr": {"T": {"type": "DT_FLOAT"}, "ksize": {"list": {"i": ["1", "2", "2", "1"]}},
+			"strides": {"list": {"i": ["1", "2", "2", "1"]}}, "padding": {"s": "VkFMSUQ="}, "data_format": {"s": "TkhXQw=="}}},
+		{"name": "y", "op": "Relu", "input": ["p"], "attr": {"T": {"type": "DT_FLOAT"}}}],
+		"versions": {"producer": 1}}, "weightsManifest": []}`
+	if err := os.WriteFile(p, []byte(model), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errs := run(t, "inspect", p)
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	for _, want := range []string{"tf.MaxPool", "liveness memory model", "note:", "does not apply to a TensorFlow graph", "f32[1,4,4,4]"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("inspect output lacks %q:\n%s", want, out)
+		}
+	}
+	if strings.Contains(out, "opset") {
+		t.Errorf("inspect prints an opset for a TensorFlow graph:\n%s", out)
+	}
+}

@@ -27,7 +27,7 @@ type inspectOptions struct {
 func inspectCmd() *command {
 	return &command{
 		name:  "inspect",
-		usage: "[-input-shape name=DIMS] [-dim sym=N] [-profile NAME|file.yaml] [-json] model.onnx",
+		usage: "[-input-shape name=DIMS] [-dim sym=N] [-profile NAME|file.yaml] [-json] model.onnx|graph.pb|model.json",
 		short: "Print a model's size, op histogram, parameter and activation bytes, and peak memory in its file order; with -profile, every node's predicted seconds and where the number comes from (measured, fitted, datasheet).",
 		setup: func(fs *flag.FlagSet) func(context.Context, []string, *Streams) error {
 			o := &inspectOptions{}
@@ -81,13 +81,20 @@ func runInspect(ctx context.Context, o *inspectOptions, path string, st *Streams
 		return enc.Encode(r)
 	}
 	w := tabwriter.NewWriter(st.Out, 0, 0, 2, ' ', 0)
-	fmt.Fprintf(w, "model:\t%s (graph %q, opset %d)\n", r.Model, r.Graph, r.Opset)
+	if r.Opset > 0 {
+		fmt.Fprintf(w, "model:\t%s (graph %q, opset %d)\n", r.Model, r.Graph, r.Opset)
+	} else { // a TensorFlow graph
+		fmt.Fprintf(w, "model:\t%s (graph %q)\n", r.Model, r.Graph)
+	}
 	fmt.Fprintf(w, "nodes:\t%d\n", r.Nodes)
 	fmt.Fprintf(w, "values:\t%d (%d inputs, %d parameters, %d outputs)\n", r.Values, r.Inputs, r.Params, r.Outputs)
 	fmt.Fprintf(w, "parameter bytes:\t%s\n", formatBytes(r.ParamBytes))
 	fmt.Fprintf(w, "input bytes:\t%s\n", formatBytes(r.InputBytes))
 	fmt.Fprintf(w, "activation bytes:\t%s (all node outputs)\n", formatBytes(r.ActivationBytes))
 	fmt.Fprintf(w, "peak memory:\t%s at step %d, node %q (%s); %s, %s memory model, activations only\n", formatBytes(r.PeakBytes), r.PeakStep, r.PeakNode, r.PeakOp, describeOrder(r.MemoryModel), r.MemoryModel)
+	if r.Note != "" {
+		fmt.Fprintf(w, "note:\t%s\n", r.Note)
+	}
 	w.Flush()
 	fmt.Fprintf(st.Out, "\nops:\n")
 	ops := slices.Sorted(maps.Keys(r.Ops))

@@ -116,7 +116,19 @@ func realModels(t *testing.T) []modelCase {
 }
 
 func allModels(t *testing.T) []modelCase {
-	return append(zooModels(t), realModels(t)...)
+	all := append(zooModels(t), realModels(t)...)
+	if !testing.Short() {
+		return all
+	}
+	// -short: the zoo's small models and the two smallest real models (the
+	// full run covers every real model).
+	var some []modelCase
+	for _, c := range all {
+		if !c.external || c.name == "real/oww_embedding" || c.name == "real/ppocr_mobile_v2_cls" {
+			some = append(some, c)
+		}
+	}
+	return some
 }
 
 // inputsFor draws the seeded inputs of a case and applies its fixed ones.

@@ -23,6 +23,8 @@ type jobRequest struct {
 	Warmup  int                   `json:"warmup"`
 	Profile bool                  `json:"profile"`
 	Order   bool                  `json:"order"`
+	// ShapesOnly leaves the outputs' data and the digests out.
+	ShapesOnly bool `json:"shapesOnly"`
 }
 
 type tensorJSON struct {
@@ -95,7 +97,7 @@ type tensorInfoJSON struct {
 func ms(v float64) time.Duration { return time.Duration(v * float64(time.Millisecond)) }
 
 // result turns one job's response into a Result.
-func (jr *jobResult) result(resp *response) (*Result, error) {
+func (jr *jobResult) result(resp *response, shapesOnly bool) (*Result, error) {
 	r := &Result{
 		TFJSVersion:  resp.Version,
 		Backend:      jr.Backend,
@@ -113,6 +115,17 @@ func (jr *jobResult) result(resp *response) (*Result, error) {
 		r.RunTimes = append(r.RunTimes, ms(v))
 	}
 	for _, o := range jr.Outputs {
+		if shapesOnly {
+			shape := o.Shape
+			if shape == nil {
+				shape = []int64{}
+			}
+			if _, err := checkShape(shape); err != nil {
+				return nil, fmt.Errorf("output %s: %v", o.Name, err)
+			}
+			r.Outputs = append(r.Outputs, Output{Name: o.Name, Tensor: Tensor{DType: o.DType, Shape: shape}})
+			continue
+		}
 		data, err := base64.StdEncoding.DecodeString(o.Data)
 		if err != nil {
 			return nil, fmt.Errorf("output %s: %v", o.Name, err)

@@ -305,6 +305,12 @@ type Options struct {
 	Profile bool
 	// Order asks for Result.OrderedNodes.
 	Order bool
+	// ShapesOnly returns every output's DType and Shape without its Data
+	// (nil) and computes no Digests, so that a caller can ask for every
+	// value of a model (each node's outputs as Outputs) and compare types
+	// without transferring the tensors. DType is then whatever tfjs
+	// reports, string and complex64 included.
+	ShapesOnly bool
 	// Timeout bounds the whole call (0 means DefaultTimeout; RunAll allows
 	// the sum of its jobs' timeouts); the Node process is killed when it or
 	// the context expires.
@@ -417,6 +423,7 @@ type Result struct {
 	// RunTimes are the wall times of the timed executions.
 	RunTimes []time.Duration
 	// Digests are SHA-256 digests (hex) of the outputs of every execution
+	// (none with Options.ShapesOnly)
 	// after the warm-up ones, the first execution's first: equal digests
 	// mean bitwise-equal outputs.
 	Digests []string
@@ -529,7 +536,7 @@ func RunAll(ctx context.Context, jobs []Options) ([]*Result, error) {
 			errs = append(errs, &JobError{Index: i, Model: jobs[i].Model, Backend: req.Jobs[i].Backend, Msg: jr.Error})
 			continue
 		}
-		r, err := jr.result(resp)
+		r, err := jr.result(resp, jobs[i].ShapesOnly)
 		if err != nil {
 			errs = append(errs, &JobError{Index: i, Model: jobs[i].Model, Backend: req.Jobs[i].Backend, Msg: err.Error()})
 			continue
@@ -583,7 +590,7 @@ func newJob(o Options) (jobRequest, error) {
 		runs = 1
 	}
 	j := jobRequest{Model: model, Backend: b, Outputs: o.Outputs, Runs: runs, Warmup: o.Warmup,
-		Profile: o.Profile, Order: o.Order, Inputs: map[string]tensorJSON{}}
+		Profile: o.Profile, Order: o.Order, ShapesOnly: o.ShapesOnly, Inputs: map[string]tensorJSON{}}
 	if j.Outputs == nil {
 		j.Outputs = []string{}
 	}

@@ -486,3 +486,37 @@ func indexOf(s []string, v string) int {
 	}
 	return -1
 }
+
+// TestShapesOnly asks the hand-built graph for every value (weights, the
+// feed, each node, an output twice named) in shapes-only mode: each comes
+// back with its dtype and shape and no data, and no digests are computed;
+// the same outputs asked normally come with their data.
+func TestShapesOnly(t *testing.T) {
+	dir := tfjsDir(t)
+	model := handGraph(t, t.TempDir(), nil, []gnode{unary("out", "AddV2", "c3", "a")})
+	outs := []string{"x", "w_a", "conv_a", "a", "c1", "c2", "c3", "out", "out:0"}
+	want := [][]int64{{1, 16, 16, 8}, {3, 3, 8, 32}, {1, 16, 16, 32}, {1, 16, 16, 32}, {1, 16, 16, 128}, {1, 16, 16, 128}, {1, 16, 16, 32}, {1, 16, 16, 32}, {1, 16, 16, 32}}
+	res, err := RunAll(context.Background(), []Options{
+		{Dir: dir, Model: model, Inputs: xInput(t), Outputs: outs, ShapesOnly: true},
+		{Dir: dir, Model: model, Inputs: xInput(t), Outputs: outs},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for k, r := range res {
+		if len(r.Outputs) != len(outs) {
+			t.Fatalf("run %d: %d outputs, want %d", k, len(r.Outputs), len(outs))
+		}
+		for i, o := range r.Outputs {
+			if o.Name != outs[i] || o.DType != Float32 || fmt.Sprint(o.Shape) != fmt.Sprint(want[i]) {
+				t.Errorf("run %d: output %d is %s %s%v, want %s float32%v", k, i, o.Name, o.DType, o.Shape, outs[i], want[i])
+			}
+			if shapesOnly := k == 0; shapesOnly != (o.Data == nil) {
+				t.Errorf("run %d: output %s has %d data bytes", k, o.Name, len(o.Data))
+			}
+		}
+	}
+	if len(res[0].Digests) != 0 || len(res[1].Digests) != 1 {
+		t.Errorf("digests: %d shapes-only, %d with data; want 0 and 1", len(res[0].Digests), len(res[1].Digests))
+	}
+}

@@ -278,14 +278,14 @@ func TestSmall(t *testing.T) {
 // all, one model at a time) and checks its architecture facts and, unless
 // -short, that a second build is identical.
 func TestDefault(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the papers' full-size models, hundreds of MB of weights; skipped in -short mode")
+	}
 	for _, m := range Models() {
 		t.Run(m.Name, func(t *testing.T) {
 			g := mustBuild(t, m.Name, m.Default)
 			checkFacts(t, g, defaultFacts[m.Name])
 			t.Logf("%-20s %4d nodes %12d weights %6.1f MB of parameters", m.Name, len(g.Nodes), weights(g), float64(paramBytes(g))/1e6)
-			if testing.Short() {
-				return
-			}
 			sum := fingerprint(g, true)
 			g = nil
 			if again := fingerprint(mustBuild(t, m.Name, m.Default), true); again != sum {

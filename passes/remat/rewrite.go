@@ -426,7 +426,7 @@ func (rw *rewriter) duplicate(orig *ir.Node, ins []*ir.Value) *ir.Node {
 	c.Ext = orig.Ext
 	c.Attrs = make([]ir.Attr, len(orig.Attrs))
 	for a := range orig.Attrs {
-		c.Attrs[a] = copyAttr(orig.Attrs[a])
+		c.Attrs[a] = orig.Attrs[a].Clone()
 	}
 	for j, o := range orig.Outputs {
 		if o == nil {
@@ -440,34 +440,4 @@ func (rw *rewriter) duplicate(orig *ir.Node, ins []*ir.Value) *ir.Node {
 		co.Doc = o.Doc
 	}
 	return c
-}
-
-// copyAttr copies an attribute of a node without subgraphs: slices are
-// cloned, tensors copied shallowly (their data is shared, read-only).
-func copyAttr(a ir.Attr) ir.Attr {
-	a.Str = slices.Clone(a.Str)
-	a.Ints = slices.Clone(a.Ints)
-	a.Floats = slices.Clone(a.Floats)
-	if a.Strs != nil {
-		strs := make([][]byte, len(a.Strs))
-		for i, s := range a.Strs {
-			strs[i] = slices.Clone(s)
-		}
-		a.Strs = strs
-	}
-	if a.Tensor != nil {
-		t := *a.Tensor
-		a.Tensor = &t
-	}
-	if a.Tensors != nil {
-		ts := make([]*ir.Tensor, len(a.Tensors))
-		for i, t := range a.Tensors {
-			if t != nil {
-				c := *t
-				ts[i] = &c
-			}
-		}
-		a.Tensors = ts
-	}
-	return a
 }

@@ -333,8 +333,8 @@ func TestErrorsAreSortedAndCapped(t *testing.T) {
 
 // TestOtherDomainsAreNotInferredWithONNXRules checks that a TensorFlow op
 // that shares its name with an ONNX op (Cast: DstT, not to) is not given
-// the ONNX op's result type: its output stays unknown, with an error naming
-// the op.
+// the ONNX op's result type: TensorFlow's rule wants DstT, so its output
+// stays unknown, with an error naming the op.
 func TestOtherDomainsAreNotInferredWithONNXRules(t *testing.T) {
 	g := ir.NewGraph("tf")
 	g.Opsets = []ir.Opset{{Domain: "", Version: 17}}

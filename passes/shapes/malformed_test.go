@@ -171,12 +171,17 @@ var (
 	fuzzDTypes = []ir.DType{ir.Float32, ir.Int64, ir.Bool, ir.Uint8, ir.Float16, ir.Int32}
 	fuzzDims   = []ir.Dim{ir.D(0), ir.D(1), ir.D(2), ir.D(3), ir.D(7), ir.SymDim("n"), ir.UnknownDim}
 	fuzzInts   = []int64{-5, -2, -1, 0, 1, 2, 3, 4, 9, 1 << 40}
-	fuzzStrs   = []string{"", "NOTSET", "SAME_UPPER", "VALID", "bidirectional", "linear", "CRD", "constant", "i,i->", "ab,bc->ac", "...i->i", "LEFT", "x"}
-	fuzzAttrs  = []string{"axis", "axes", "perm", "kernel_shape", "strides", "pads", "dilations", "group", "split", "starts", "ends",
+	fuzzStrs   = []string{"", "NOTSET", "SAME_UPPER", "VALID", "bidirectional", "linear", "CRD", "constant", "i,i->", "ab,bc->ac", "...i->i", "LEFT", "x",
+		"NHWC", "NCHW", "NDHWC", "NCW", "SAME", "EXPLICIT", "DT_FLOAT", "DT_INT64", "DT_INT32", "DT_BOOL", "REFLECT", "SYMMETRIC"}
+	fuzzAttrs = []string{"axis", "axes", "perm", "kernel_shape", "strides", "pads", "dilations", "group", "split", "starts", "ends",
 		"to", "blocksize", "keepdims", "equation", "direction", "mode", "hidden_size", "value", "auto_pad", "ceil_mode", "output_shape",
 		"output_padding", "num_outputs", "allowzero", "batch_dims", "k", "shape", "dtype", "start", "end", "num_scan_inputs", "layout",
 		"training_mode", "noop_with_empty_axes", "scales", "sizes", "num_groups", "size", "value_ints", "value_float", "then_branch",
-		"else_branch", "body", "scan_input_axes", "scan_output_axes", "transA", "transB", "stash_type", "pooled_shape"}
+		"else_branch", "body", "scan_input_axes", "scan_output_axes", "transA", "transB", "stash_type", "pooled_shape",
+		// TensorFlow's.
+		"data_format", "padding", "ksize", "explicit_paddings", "num_args", "T", "DstT", "out_type", "keep_dims", "squeeze_dims",
+		"begin_mask", "end_mask", "ellipsis_mask", "new_axis_mask", "shrink_axis_mask", "num", "num_split", "block_size",
+		"transpose_a", "adj_x", "align_corners", "half_pixel_centers", "output_type", "pad_to_max_output_size", "Tout", "rates"}
 )
 
 func pick[T any](c chooser, xs []T) T { return xs[c.Intn(len(xs))] }
@@ -295,6 +300,26 @@ func TestRandomNodesDoNotPanic(t *testing.T) {
 		n = 2000
 	}
 	r := rand.New(rand.NewPCG(1, 2))
+	for i := range n {
+		g := randomGraph(randChooser{r}, ops)
+		inferNoPanic(t, g, fmt.Sprintf("graph %d", i))
+	}
+}
+
+// The TensorFlow ops alone, with TensorFlow's attributes among the random
+// ones.
+func TestRandomTFNodesDoNotPanic(t *testing.T) {
+	var ops []ir.OpInfo
+	for _, op := range ir.Ops() {
+		if op.Domain == ir.TFDomain {
+			ops = append(ops, op)
+		}
+	}
+	n := 20000
+	if testing.Short() {
+		n = 2000
+	}
+	r := rand.New(rand.NewPCG(3, 4))
 	for i := range n {
 		g := randomGraph(randChooser{r}, ops)
 		inferNoPanic(t, g, fmt.Sprintf("graph %d", i))

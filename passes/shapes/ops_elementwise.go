@@ -364,6 +364,12 @@ func inferCast(c *nctx) {
 		c.errf("attribute to is of kind %s, want int", a.Kind)
 		return
 	}
+	c.castTo(to)
+}
+
+// castTo types output 0 as input 0 converted to element type to, and
+// folds it.
+func (c *nctx) castTo(to ir.DType) {
 	c.set(0, withDType(c.typ(0), to))
 	if cv := c.cst(0); cv != nil && foldable(to) {
 		c.setConst(0, castCval(cv, to))
@@ -375,10 +381,7 @@ func inferCastLike(c *nctx) {
 		return
 	}
 	to := c.dtype(1)
-	c.set(0, withDType(c.typ(0), to))
-	if cv := c.cst(0); cv != nil && foldable(to) {
-		c.setConst(0, castCval(cv, to))
-	}
+	c.castTo(to)
 }
 
 // Softmax, LogSoftmax, Hardmax: the axis defaults to 1 before opset 13 and

@@ -326,7 +326,12 @@ func inferConcat(c *nctx) {
 		c.errf("missing required attribute axis")
 		return
 	}
-	ax := c.attrInt("axis", 1)
+	c.concatAt(idx, c.attrInt("axis", 1), dt)
+}
+
+// concatAt types output 0 as the inputs idx (of element type dt)
+// concatenated along axis ax, and folds it.
+func (c *nctx) concatAt(idx []int, ax int64, dt ir.DType) {
 	r := -1
 	for _, i := range idx {
 		if s, ok := c.shape(i); ok {
@@ -512,15 +517,21 @@ func inferSplit(c *nctx) {
 			return
 		}
 	}
-	cv := c.cstOfRank(0, len(x))
+	c.splitOutputs(0, dt, x, a, sizes)
+}
+
+// splitOutputs types the outputs of a split of input vi (shape x, element
+// type dt) along axis a into parts of the given sizes, and folds them.
+func (c *nctx) splitOutputs(vi int, dt ir.DType, x []ir.Dim, a int, sizes []ir.Dim) {
+	cv := c.cstOfRank(vi, len(x))
 	off := int64(0)
-	for i := range nout {
+	for i, size := range sizes {
 		o := cloneDims(x)
-		o[a] = sizes[i]
+		o[a] = size
 		c.set(i, tensorType(dt, o))
-		if cv != nil && sizes[i].Known() {
-			c.setConst(i, sliceConst(cv, []int{a}, []int64{off}, []int64{1}, []int64{sizes[i].Size}))
-			off += sizes[i].Size
+		if cv != nil && size.Known() {
+			c.setConst(i, sliceConst(cv, []int{a}, []int64{off}, []int64{1}, []int64{size.Size}))
+			off += size.Size
 		} else {
 			cv = nil
 		}
@@ -728,7 +739,15 @@ func inferReshape(c *nctx) {
 			return
 		}
 	}
-	allowZero := c.opset >= 14 && c.attrInt("allowzero", 0) != 0
+	c.reshapeTo(dt, dims, raw, c.opset >= 14 && c.attrInt("allowzero", 0) != 0)
+}
+
+// reshapeTo types output 0 as input 0 (of element type dt) reshaped to
+// the shape an input gives (dims and raw as shapeArg reads them): one -1
+// takes the remaining size, and a 0 copies the input's size unless
+// allowZero, which makes it a size of 0 (as TensorFlow's Reshape always
+// does). It folds the value.
+func (c *nctx) reshapeTo(dt ir.DType, dims []ir.Dim, raw []elem, allowZero bool) {
 	x, xok := c.shape(0)
 	out := make([]ir.Dim, len(dims))
 	infer := -1
@@ -763,7 +782,7 @@ func inferReshape(c *nctx) {
 	if allowZero && infer >= 0 {
 		for _, e := range raw {
 			if e.sym == "" && e.i == 0 {
-				c.errf("shape %s has both 0 and -1 with allowzero", rawString(raw))
+				c.errf("shape %s has both 0 and -1 (with allowzero): the -1 cannot be inferred", rawString(raw))
 				return
 			}
 		}
@@ -784,12 +803,18 @@ func inferReshape(c *nctx) {
 		}
 	}
 	c.set(0, tensorType(dt, out))
-	if cv := c.cst(0); cv != nil {
-		if sizes, ok := tensorType(dt, out).Dims(); ok {
-			if n, ok := numel(sizes); ok && n == int64(len(cv.e)) {
-				c.setConst(0, reshaped(cv, sizes))
-			}
-		}
+	c.foldReshape(out)
+}
+
+// foldReshape gives output 0 the value of input 0, when it is known, under
+// the shape out (a Reshape, Squeeze, ExpandDims: the same elements).
+func (c *nctx) foldReshape(out []ir.Dim) {
+	cv := c.cst(0)
+	if cv == nil {
+		return
+	}
+	if sizes, ok := tensorType(cv.dt, out).Dims(); ok {
+		c.setConst(0, reshaped(cv, sizes))
 	}
 }
 
@@ -929,6 +954,13 @@ func inferTranspose(c *nctx) {
 			perm[i] = int64(r - 1 - i)
 		}
 	}
+	c.transposeBy(dt, x, perm)
+}
+
+// transposeBy types output 0 as input 0 (shape x, element type dt) with
+// its axes permuted by perm, and folds it.
+func (c *nctx) transposeBy(dt ir.DType, x []ir.Dim, perm []int64) {
+	r := len(x)
 	if len(perm) != r {
 		c.errf("perm %v has %d entries for an input of rank %d", perm, len(perm), r)
 		return
@@ -977,43 +1009,44 @@ func inferSqueeze(c *nctx) {
 		c.set(0, unknownType(dt))
 		return
 	}
-	var out []ir.Dim
+	c.squeeze(dt, x, axes, present, "axis")
+}
+
+// squeeze types output 0 as input 0 (shape x, element type dt) without
+// the listed axes, each of size 1, or, when none are listed (present
+// false), without every axis of size 1 (of unknown rank when a size is not
+// known: a symbol may be 1 at run time). It folds the value.
+func (c *nctx) squeeze(dt ir.DType, x []ir.Dim, axes []int64, present bool, what string) {
+	drop := make([]bool, len(x))
 	if !present {
-		for _, d := range x {
+		for i, d := range x {
 			if !d.Known() {
-				// A symbolic size may be 1 at run time.
 				c.set(0, unknownType(dt))
 				return
 			}
-			if d.Size != 1 {
-				out = append(out, d)
-			}
+			drop[i] = d.Size == 1
 		}
 	} else {
-		ax, ok := c.axes(axes, len(x), "axis")
+		ax, ok := c.axes(axes, len(x), what)
 		if !ok {
 			return
 		}
-		drop := make([]bool, len(x))
 		for _, a := range ax {
-			if x[a].Known() && x[a].Size != 1 {
+			if conflict(x[a], ir.D(1)) {
 				c.errf("cannot squeeze axis %d of size %d", a, x[a].Size)
 				return
 			}
 			drop[a] = true
 		}
-		for i, d := range x {
-			if !drop[i] {
-				out = append(out, d)
-			}
+	}
+	var out []ir.Dim
+	for i, d := range x {
+		if !drop[i] {
+			out = append(out, d)
 		}
 	}
 	c.set(0, tensorType(dt, out))
-	if cv := c.cst(0); cv != nil {
-		if sizes, ok := tensorType(dt, out).Dims(); ok {
-			c.setConst(0, reshaped(cv, sizes))
-		}
-	}
+	c.foldReshape(out)
 }
 
 // Unsqueeze: axes (of the output) are an attribute before 13, an input
@@ -1060,11 +1093,7 @@ func inferUnsqueeze(c *nctx) {
 		j++
 	}
 	c.set(0, tensorType(dt, out))
-	if cv := c.cst(0); cv != nil {
-		if sizes, ok := tensorType(dt, out).Dims(); ok {
-			c.setConst(0, reshaped(cv, sizes))
-		}
-	}
+	c.foldReshape(out)
 }
 
 // Expand: bidirectional broadcast of the input and the shape input.
@@ -1482,12 +1511,18 @@ func inferGather(c *nctx) {
 	if data == nil {
 		return
 	}
+	c.setConst(0, gatherConst(data, is, idx.shape, a))
+}
+
+// gatherConst takes the elements of data at indices is (of shape
+// idxShape; negative ones count from the end) along axis a.
+func gatherConst(data *cval, is []int64, idxShape []int64, a int) *cval {
 	n := data.shape[a]
 	str := strides(data.shape)
-	sizes := append(append(append([]int64{}, data.shape[:a]...), idx.shape...), data.shape[a+1:]...)
-	ri := len(idx.shape)
-	istr := strides(idx.shape)
-	c.setConst(0, remap(data, data.dt, sizes, func(o []int64) int64 {
+	sizes := append(append(append([]int64{}, data.shape[:a]...), idxShape...), data.shape[a+1:]...)
+	ri := len(idxShape)
+	istr := strides(idxShape)
+	return remap(data, data.dt, sizes, func(o []int64) int64 {
 		var j int64
 		for k := range a {
 			j += o[k] * str[k]
@@ -1508,7 +1543,7 @@ func inferGather(c *nctx) {
 			j += o[k-1+ri] * str[k]
 		}
 		return j
-	}))
+	})
 }
 
 // GatherElements: the shape of indices.
@@ -1657,10 +1692,6 @@ func inferReduce(c *nctx) {
 		}
 	}
 	c.set(0, tensorType(dt, out))
-	cv := c.cstOfRank(0, len(x))
-	if cv == nil {
-		return
-	}
 	var op string
 	switch c.n.Op {
 	case "ReduceProd":
@@ -1674,13 +1705,24 @@ func inferReduce(c *nctx) {
 	default:
 		return
 	}
-	sizes, ok := tensorType(dt, out).Dims()
+	c.setConst(0, reduceConst(c.cstOfRank(0, len(x)), red, out, op))
+}
+
+// reduceConst folds the reduction op (Add, Mul, Max, Min) of cv over the
+// axes red marks, to the output shape out; nil when cv is nil or the
+// result is not known.
+func reduceConst(cv *cval, red []bool, out []ir.Dim, op string) *cval {
+	if cv == nil {
+		return nil
+	}
+	x := cv.shape
+	sizes, ok := tensorType(cv.dt, out).Dims()
 	if !ok {
-		return
+		return nil
 	}
 	res := newCval(cv.dt, sizes)
 	if res == nil {
-		return
+		return nil
 	}
 	// Accumulate every input element into its output position.
 	outStr := make([]int64, len(x)) // stride in res of each input axis (0 if reduced)
@@ -1704,7 +1746,7 @@ func inferReduce(c *nctx) {
 		} else {
 			r, ok := binElem(op, cv.dt, false, res.e[j], cv.e[k])
 			if !ok {
-				return
+				return nil
 			}
 			res.e[j] = r
 		}
@@ -1724,11 +1766,11 @@ func inferReduce(c *nctx) {
 			case "Add":
 				res.e[j] = elem{}
 			default:
-				return
+				return nil
 			}
 		}
 	}
-	c.setConst(0, res)
+	return res
 }
 
 // ArgMax, ArgMin: int64, the axis reduced (kept as 1 by default).

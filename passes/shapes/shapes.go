@@ -1,5 +1,7 @@
 // Package shapes infers the element type and shape of every value of a
-// graph, ONNX operator by operator, following the opset the graph imports.
+// graph, ONNX operator by operator, following the opset the graph imports,
+// and TensorFlow op by op (the ir.TFDomain domain, with TensorFlow's
+// attributes and layouts: tf_handlers.go).
 //
 // Sizes computed inside the graph (Shape → Gather → Concat → Reshape, Shape
 // → Slice → Cast → Mul → Resize, …) are folded on the side so that they
@@ -402,11 +404,14 @@ func (in *inferer) node(n *ir.Node, depth int) {
 		in.finishAll(c)
 		return
 	}
-	// The handlers implement ONNX semantics; ops of other domains that
-	// share a name (TensorFlow's Reshape, Cast, Transpose, …) differ.
+	// Ops of different domains that share a name (TensorFlow's Reshape,
+	// Cast, Transpose, … and ONNX's) differ: each domain has its rules.
 	var h func(*nctx)
-	if n.Domain == "" || n.Domain == "ai.onnx" {
+	switch n.Domain {
+	case "", "ai.onnx":
 		h = handler(n.Op)
+	case ir.TFDomain:
+		h = tfHandler(n.Op)
 	}
 	if h == nil {
 		in.opaque(c, true)
@@ -525,8 +530,12 @@ func forgetSizes(t ir.TensorType) ir.TensorType {
 }
 
 // opaque types the outputs of an op the pass cannot infer: the declared
-// type, else the override, else an error.
+// type, else the override, else an error. A TensorFlow graph declares
+// shapes without element types (_output_shapes): the element type is then
+// the node's type attribute (tfOpaqueDType), and a value still without one
+// is an error too.
 func (in *inferer) opaque(c *nctx, known bool) {
+	tf := c.n.Domain == ir.TFDomain
 	var missing []string
 	for _, o := range c.n.Outputs {
 		if o == nil {
@@ -543,12 +552,28 @@ func (in *inferer) opaque(c *nctx, known bool) {
 			o.Type = in.bind(ov)
 		case hasDecl:
 			o.Type = in.decl[o.ID].Clone()
+			if tf && !o.Type.DType.Valid() {
+				if o.Type.DType = tfOpaqueDType(c.n); !o.Type.DType.Valid() {
+					missing = append(missing, strconv.Quote(o.String()))
+				}
+			}
 		default:
 			o.Type = unknownType(ir.Undefined)
 			missing = append(missing, strconv.Quote(o.String()))
 		}
 	}
 	if len(missing) == 0 {
+		return
+	}
+	if tf {
+		what := "unknown TensorFlow op " + c.n.Op
+		if known {
+			what = "TensorFlow op " + c.n.Op + " has no shape inference rule"
+			if c.unsupported != "" && c.unsupported != "-" {
+				what += " (" + c.unsupported + ")"
+			}
+		}
+		c.errf("%s: cannot infer the type of %s; give it with an output type override (-value-type NAME=TYPE), or keep the node's _output_shapes attribute and a T attribute in the graph", what, strings.Join(missing, ", "))
 		return
 	}
 	what := "unknown operator"
@@ -559,6 +584,21 @@ func (in *inferer) opaque(c *nctx, known bool) {
 		}
 	}
 	c.errf("%s: cannot infer the type of %s; declare it in the model's value_info or pass an output type override", what, strings.Join(missing, ", "))
+}
+
+// tfOpaqueDType is the element type of the outputs of a TensorFlow op the
+// pass has no rule for, by TensorFlow's convention that an op's type
+// attribute T (or dtype, out_type, DstT, Tout) is the type it produces:
+// the first of those the node has, or Undefined.
+func tfOpaqueDType(n *ir.Node) ir.DType {
+	for _, name := range []string{"T", "dtype", "out_type", "DstT", "Tout"} {
+		if a := n.Attr(name); a != nil && a.Kind == ir.AttrString {
+			if dt, ok := ir.TFDType(string(a.Str)); ok {
+				return dt
+			}
+		}
+	}
+	return ir.Undefined
 }
 
 // requireStatic reports, in one error, every tensor value that runs and

@@ -1,0 +1,658 @@
+package tile
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/remat-compile/remat/ir"
+	"github.com/remat-compile/remat/passes/memory"
+)
+
+// Options configure Fit.
+type Options struct {
+	// Memory is the target's memory model (memory.ORT() for ONNX Runtime).
+	Memory memory.Options
+	// Budget is the peak to reach, in bytes. 0 asks for the lowest peak
+	// the search finds.
+	Budget int64
+	// Cost is one run of a node, in seconds (a device profile's cost
+	// model) or any unit; nil counts MACs (MACs). Extra compute is the
+	// cost of the tiled graph less the cost of the graph before.
+	Cost func(*ir.Node) float64
+	// Order is the order the target runs a graph in; nil is file order.
+	Order func(*ir.Graph) ([]*ir.Node, error)
+	// Runtime holds the target's rules for region boundaries (ORT for
+	// ONNX Runtime); nil means none (the rewrite is still exact op by
+	// op, as at ONNX Runtime's level disabled).
+	Runtime *Runtime
+	// Axis is the spatial axis bands split: 2 (rows, the default) or 3.
+	Axis int
+	// MaxBands bounds the bands of one region (default 32).
+	MaxBands int
+	// MaxExtra bounds the extra compute, as a fraction of the graph's
+	// cost (0.15 is 15%); 0 means no bound.
+	MaxExtra float64
+	// MaxRegions bounds the regions tiled (default 12).
+	MaxRegions int
+}
+
+// Result reports what Fit did.
+type Result struct {
+	// PeakBefore and PeakAfter are the graph's peak under the memory
+	// model, before and after tiling; PeakNode names the node at the peak
+	// after.
+	PeakBefore, PeakAfter int64
+	PeakNode              string
+	// CostBefore and CostAfter are the graph's total cost.
+	CostBefore, CostAfter float64
+	// Regions lists the tiled regions in the order Fit chose them.
+	Regions []RegionReport
+	// Evaluated counts the candidate rewrites simulated.
+	Evaluated int
+}
+
+// RegionReport describes one tiled region.
+type RegionReport struct {
+	// Nodes names the region's nodes; Bands, Axis, Input, Reads and Halo
+	// are Tiled's; Concat and Kept the region outputs concatenated from
+	// the bands and those its bands recompute (Split.Keep).
+	Nodes        []string
+	Bands, Axis  int
+	Input        string
+	Reads        [][2]int64
+	Halo         []int64
+	Concat, Kept []string
+	// PeakBefore and PeakAfter are the graph's peak before and after this
+	// region was tiled; ExtraCost the cost it added (in Options.Cost's
+	// unit) and ExtraPercent that as a percentage of the original graph's
+	// cost.
+	PeakBefore, PeakAfter int64
+	ExtraCost             float64
+	ExtraPercent          float64
+}
+
+// BudgetError is returned, with the Result, when Fit cannot bring the peak
+// under the budget: PeakBytes is the lowest peak it reached, at Node.
+type BudgetError struct {
+	PeakBytes, Budget int64
+	Node              string
+}
+
+func (e *BudgetError) Error() string {
+	return fmt.Sprintf("tile: the lowest peak found is %d bytes (at node %s), above the budget of %d bytes", e.PeakBytes, e.Node, e.Budget)
+}
+
+// bandChoices are the band counts Fit tries.
+var bandChoices = []int{2, 3, 4, 6, 8, 12, 16, 24, 32}
+
+// Fit tiles regions of g, one at a time, until the peak under
+// opts.Memory (in opts.Order) is within opts.Budget, choosing each time
+// among candidate regions and band counts by simulating the rewritten
+// graph: the candidates come from the values that hold memory at the
+// current peak, grown along the spatially local ops around them (up
+// through a region input to its producer, recomputing it band-wise when
+// others read it too; down through a region output to its readers), and
+// each is tried with every band count. Among the candidates that bring the
+// peak under the budget Fit takes the cheapest; when none does, the
+// cheapest of those within 2% of the lowest peak. It stops when no
+// candidate lowers the peak.
+//
+// g is rewritten in place (every region through Apply); on a BudgetError
+// the regions that lowered the peak stay. Other errors leave g unchanged.
+func Fit(g *ir.Graph, opts Options) (*Result, error) {
+	f, err := newFitter(g, opts)
+	if err != nil {
+		return nil, err
+	}
+	return f.run()
+}
+
+type fitter struct {
+	g        *ir.Graph
+	opts     Options
+	cost     func(*ir.Node) float64
+	baseCost float64
+	debug    func(error) // tests: why a candidate failed
+}
+
+func newFitter(g *ir.Graph, opts Options) (*fitter, error) {
+	if g == nil || g.Parent != nil {
+		return nil, errors.New("tile: Fit needs a root graph")
+	}
+	if opts.Axis == 0 {
+		opts.Axis = 2
+	}
+	if opts.Axis < 2 {
+		return nil, fmt.Errorf("tile: axis %d is not spatial", opts.Axis)
+	}
+	if opts.MaxBands == 0 {
+		opts.MaxBands = 32
+	}
+	if opts.MaxRegions == 0 {
+		opts.MaxRegions = 12
+	}
+	if opts.Budget < 0 || opts.MaxBands < 2 || opts.MaxExtra < 0 {
+		return nil, fmt.Errorf("tile: bad options: budget %d, max bands %d, max extra %g", opts.Budget, opts.MaxBands, opts.MaxExtra)
+	}
+	if opts.Order == nil {
+		opts.Order = func(g *ir.Graph) ([]*ir.Node, error) { return g.Nodes, nil }
+	}
+	f := &fitter{g: g, opts: opts, cost: opts.Cost}
+	if f.cost == nil {
+		f.cost = MACs
+	}
+	f.baseCost = f.total(g)
+	return f, nil
+}
+
+func (f *fitter) total(g *ir.Graph) float64 {
+	var c float64
+	for _, n := range g.Nodes {
+		if n.Op != "Constant" {
+			c += f.cost(n)
+		}
+	}
+	return c
+}
+
+// peak simulates g in the target's order.
+func (f *fitter) peak(g *ir.Graph) (*memory.Result, []*ir.Node, error) {
+	seq, err := f.opts.Order(g)
+	if err != nil {
+		return nil, nil, err
+	}
+	r, err := memory.Simulate(g, seq, f.opts.Memory)
+	if err != nil {
+		return nil, nil, err
+	}
+	return r, seq, nil
+}
+
+// candidate is a region given by positions in the original graph's
+// Nodes, with the region outputs (by producer position) its bands
+// recompute.
+type candidate struct {
+	nodes []int
+	keep  []int
+}
+
+func (c candidate) key() string {
+	var b strings.Builder
+	for _, i := range c.nodes {
+		b.WriteString(strconv.Itoa(i))
+		b.WriteByte(',')
+	}
+	b.WriteByte('|')
+	for _, i := range c.keep {
+		b.WriteString(strconv.Itoa(i))
+		b.WriteByte(',')
+	}
+	return b.String()
+}
+
+// step is one region of a plan with its band count; its bands have
+// distinct sizes where the extent allows (Split.Distinct).
+type step struct {
+	cand  candidate
+	bands int
+}
+
+// state is a plan applied to a copy of the original graph.
+type state struct {
+	plan  []step
+	g     *ir.Graph
+	tiled []*Tiled
+	peak  *memory.Result
+	seq   []*ir.Node
+	cost  float64
+	// orig maps every node of g to the position in the original graph of
+	// the node it is, or copies (-1 for a Slice or Concat of the rewrite);
+	// node maps a position in the original graph to that original node in
+	// g, nil once a region removed it.
+	orig map[*ir.Node]int
+	node []*ir.Node
+}
+
+// build applies plan to a copy of the original graph and simulates it;
+// ok is false when a region does not apply or breaks the runtime's rules.
+func (f *fitter) build(plan []step) (*state, bool) {
+	cg := cloneGraph(f.g)
+	st := &state{g: cg, orig: map[*ir.Node]int{}, node: slices.Clone(cg.Nodes)}
+	for i, n := range cg.Nodes {
+		st.orig[n] = i
+	}
+	for _, s := range plan {
+		if !f.apply(st, s) {
+			return nil, false
+		}
+	}
+	return st, f.simulate(st)
+}
+
+// extend is build(cur.plan + s) for a step that overlaps none of cur's
+// regions: s applied to a copy of cur's graph.
+func (f *fitter) extend(cur *state, s step) (*state, bool) {
+	cg := cloneGraph(cur.g)
+	st := &state{plan: slices.Clone(cur.plan), g: cg, orig: make(map[*ir.Node]int, len(cur.orig)), tiled: slices.Clone(cur.tiled),
+		node: make([]*ir.Node, len(cur.node))}
+	at := make(map[*ir.Node]*ir.Node, len(cg.Nodes))
+	for i, n := range cur.g.Nodes {
+		at[n] = cg.Nodes[i]
+		st.orig[cg.Nodes[i]] = cur.orig[n]
+	}
+	for i, n := range cur.node {
+		if n != nil {
+			st.node[i] = at[n]
+		}
+	}
+	if !f.apply(st, s) {
+		return nil, false
+	}
+	return st, f.simulate(st)
+}
+
+// apply applies step s to st's graph; false when the region does not
+// apply or breaks the runtime's rules.
+func (f *fitter) apply(st *state, s step) bool {
+	cg := st.g
+	region := Region{Axis: f.opts.Axis}
+	for _, i := range s.cand.nodes {
+		if st.node[i] == nil {
+			return false
+		}
+		region.Nodes = append(region.Nodes, st.node[i])
+	}
+	split := Split{Bands: s.bands, Distinct: true}
+	for _, i := range s.cand.keep {
+		split.Keep = append(split.Keep, st.node[i].Outputs[0])
+	}
+	var check func(*ir.Graph, *Tiled) error
+	if f.opts.Runtime != nil && f.opts.Runtime.Check != nil {
+		check = f.opts.Runtime.Check(cg)
+	}
+	tl, err := Apply(cg, region, split)
+	if err == nil && check != nil {
+		err = check(cg, tl)
+	}
+	if err != nil {
+		if f.debug != nil {
+			f.debug(err)
+		}
+		return false
+	}
+	for o, cs := range tl.Copies {
+		for _, c := range cs {
+			st.orig[c] = st.orig[o]
+		}
+	}
+	for _, n := range tl.Added {
+		if _, ok := st.orig[n]; !ok {
+			st.orig[n] = -1
+		}
+	}
+	present := make(map[*ir.Node]bool, len(cg.Nodes))
+	for _, n := range cg.Nodes {
+		present[n] = true
+	}
+	for _, n := range region.Nodes {
+		if !present[n] {
+			st.node[st.orig[n]] = nil
+		}
+	}
+	st.plan = append(st.plan, s)
+	st.tiled = append(st.tiled, tl)
+	return true
+}
+
+// simulate fills st's peak, order and cost.
+func (f *fitter) simulate(st *state) bool {
+	r, seq, err := f.peak(st.g)
+	if err != nil {
+		return false
+	}
+	st.peak, st.seq, st.cost = r, seq, f.total(st.g)
+	return true
+}
+
+func (f *fitter) run() (*Result, error) {
+	cur, ok := f.build(nil)
+	if !ok {
+		_, _, err := f.peak(cloneGraph(f.g))
+		if err == nil {
+			err = errors.New("tile: internal error: the untiled graph does not simulate")
+		}
+		return nil, err
+	}
+	res := &Result{PeakBefore: cur.peak.PeakBytes, CostBefore: f.baseCost}
+	for iter := 0; iter < 4*f.opts.MaxRegions; iter++ {
+		if f.opts.Budget > 0 && cur.peak.PeakBytes <= f.opts.Budget {
+			break
+		}
+		next := f.choose(cur, res)
+		if next == nil || len(next.plan) > f.opts.MaxRegions {
+			break
+		}
+		cur = next
+	}
+	// Each region's effect (plan prefixes on copies), then the plan on g.
+	prev, _ := f.build(nil)
+	for k, s := range cur.plan {
+		after, ok := f.build(cur.plan[:k+1])
+		if !ok {
+			return nil, errors.New("tile: internal error: a plan prefix does not rebuild")
+		}
+		tl := after.tiled[k]
+		rep := RegionReport{Nodes: tl.Nodes, Bands: s.bands, Axis: tl.Axis, Input: tl.Input, Reads: tl.Reads, Halo: tl.Halo,
+			Concat: tl.Concat, Kept: tl.Kept, PeakBefore: prev.peak.PeakBytes, PeakAfter: after.peak.PeakBytes, ExtraCost: after.cost - prev.cost}
+		if f.baseCost > 0 {
+			rep.ExtraPercent = 100 * rep.ExtraCost / f.baseCost
+		}
+		res.Regions = append(res.Regions, rep)
+		prev = after
+	}
+	nodes := slices.Clone(f.g.Nodes)
+	for _, s := range cur.plan {
+		region := Region{Axis: f.opts.Axis}
+		for _, i := range s.cand.nodes {
+			region.Nodes = append(region.Nodes, nodes[i])
+		}
+		split := Split{Bands: s.bands, Distinct: true}
+		for _, i := range s.cand.keep {
+			split.Keep = append(split.Keep, nodes[i].Outputs[0])
+		}
+		if _, err := Apply(f.g, region, split); err != nil {
+			return nil, fmt.Errorf("tile: internal error: a region that applied to a copy fails on the graph: %w", err)
+		}
+	}
+	res.PeakAfter, res.CostAfter = cur.peak.PeakBytes, cur.cost
+	if cur.peak.PeakStep >= 0 {
+		res.PeakNode = cur.seq[cur.peak.PeakStep].String()
+	}
+	if f.opts.Budget > 0 && res.PeakAfter > f.opts.Budget {
+		return res, &BudgetError{PeakBytes: res.PeakAfter, Budget: f.opts.Budget, Node: res.PeakNode}
+	}
+	return res, nil
+}
+
+// choose tries the candidates around cur's peak, each merged with the
+// plan's regions it overlaps, and returns the best new state, or nil when
+// none lowers the peak. The best lowers the peak (down to the budget) the
+// most per unit of extra compute; candidates adding nothing count a
+// thousandth of the graph's cost.
+func (f *fitter) choose(cur *state, res *Result) *state {
+	var best *state
+	var bestScore float64
+	consider := func(s *state) {
+		if s.peak.PeakBytes >= cur.peak.PeakBytes {
+			return
+		}
+		if f.opts.MaxExtra > 0 && s.cost-f.baseCost > f.opts.MaxExtra*f.baseCost {
+			return
+		}
+		score := f.score(cur, s)
+		if best == nil || score > bestScore || (score == bestScore && s.peak.PeakBytes < best.peak.PeakBytes) {
+			best, bestScore = s, score
+		}
+	}
+	inPlan := map[int]bool{}
+	for _, st := range cur.plan {
+		for _, i := range st.cand.nodes {
+			inPlan[i] = true
+		}
+	}
+	// Every region of the plan at every other band count.
+	for k, st := range cur.plan {
+		for _, p := range bandChoices {
+			if p > f.opts.MaxBands || p == st.bands {
+				continue
+			}
+			plan := slices.Clone(cur.plan)
+			plan[k].bands = p
+			res.Evaluated++
+			if s, ok := f.build(plan); ok {
+				consider(s)
+			}
+		}
+	}
+	// Each candidate at two band counts, then the most promising ones at
+	// every band count.
+	type scored struct {
+		c     candidate
+		score float64
+	}
+	var ranked []scored
+	for _, c := range f.candidates(cur) {
+		sc := -1.0
+		for _, p := range screenBands {
+			if p > f.opts.MaxBands {
+				continue
+			}
+			if s, ok := f.trial(cur, inPlan, c, p, res); ok {
+				consider(s)
+				sc = max(sc, f.score(cur, s))
+			}
+		}
+		if sc > 0 {
+			ranked = append(ranked, scored{c, sc})
+		}
+	}
+	slices.SortStableFunc(ranked, func(a, b scored) int {
+		switch {
+		case a.score > b.score:
+			return -1
+		case a.score < b.score:
+			return 1
+		}
+		return 0
+	})
+	for i, r := range ranked {
+		if i == refineCandidates {
+			break
+		}
+		for _, p := range bandChoices {
+			if p <= f.opts.MaxBands && !slices.Contains(screenBands, p) {
+				if s, ok := f.trial(cur, inPlan, r.c, p, res); ok {
+					consider(s)
+				}
+			}
+		}
+	}
+	return best
+}
+
+// score is what choose maximises: the peak lowered (down to the budget)
+// per unit of extra compute, extra compute counting at least a hundredth
+// of the graph's cost.
+func (f *fitter) score(cur, s *state) float64 {
+	gain := float64(cur.peak.PeakBytes - max(s.peak.PeakBytes, f.opts.Budget))
+	extra := max(s.cost-cur.cost, 0) + f.baseCost/100
+	return gain / extra
+}
+
+// trial builds cur's plan with candidate c at p bands: c merged with the
+// regions it overlaps (inPlan holds their nodes), or added to a copy of
+// cur's graph when it overlaps none.
+func (f *fitter) trial(cur *state, inPlan map[int]bool, c candidate, p int, res *Result) (*state, bool) {
+	res.Evaluated++
+	for _, i := range c.nodes {
+		if inPlan[i] {
+			plan := merge(cur.plan, c)
+			plan[len(plan)-1].bands = p
+			return f.build(plan)
+		}
+	}
+	return f.extend(cur, step{cand: c, bands: p})
+}
+
+// screenBands are the band counts every candidate is tried with;
+// refineCandidates of the best are then tried with every count.
+var screenBands = []int{4, 16}
+
+const refineCandidates = 6
+
+// merge returns plan with c added: the regions c overlaps are removed and
+// their nodes joined to c's (the merged region last, its bands to be set).
+func merge(plan []step, c candidate) []step {
+	nodes := map[int]bool{}
+	keep := map[int]bool{}
+	for _, i := range c.nodes {
+		nodes[i] = true
+	}
+	for _, i := range c.keep {
+		keep[i] = true
+	}
+	var out []step
+	for _, s := range plan {
+		overlap := false
+		for _, i := range s.cand.nodes {
+			if nodes[i] {
+				overlap = true
+				break
+			}
+		}
+		if !overlap {
+			out = append(out, s)
+			continue
+		}
+		for _, i := range s.cand.nodes {
+			nodes[i] = true
+		}
+		for _, i := range s.cand.keep {
+			keep[i] = true
+		}
+	}
+	var m candidate
+	for i := range nodes {
+		m.nodes = append(m.nodes, i)
+	}
+	for i := range keep {
+		m.keep = append(m.keep, i)
+	}
+	slices.Sort(m.nodes)
+	slices.Sort(m.keep)
+	return append(out, step{cand: m})
+}
+
+// MACs is Fit's default cost: multiply-accumulates of convolutions and
+// pools (output elements times the window), one per output element for
+// every other node.
+func MACs(n *ir.Node) float64 {
+	if len(n.Outputs) == 0 || n.Outputs[0] == nil {
+		return 0
+	}
+	out, ok := n.Outputs[0].Type.NumElements()
+	if !ok {
+		return 0
+	}
+	o := float64(out)
+	switch n.Op {
+	case "Conv", "ConvInteger", "QLinearConv":
+		_, wi := convLike(n.Op)
+		if wi < len(n.Inputs) && n.Inputs[wi] != nil {
+			if w, ok := n.Inputs[wi].Type.Dims(); ok && len(w) > 1 {
+				return o * float64(prod(w[1:]))
+			}
+		}
+	case "ConvTranspose":
+		if in, ok := n.Inputs[0].Type.NumElements(); ok {
+			if w, ok := n.Inputs[1].Type.Dims(); ok && len(w) > 1 {
+				return float64(in) * float64(prod(w[1:]))
+			}
+		}
+	case "MaxPool", "AveragePool", "LpPool":
+		if k, ok := n.AttrInts("kernel_shape"); ok {
+			return o * float64(prod(k))
+		}
+	}
+	return o
+}
+
+func convLike(op string) (x, w int) {
+	if op == "QLinearConv" {
+		return 0, 3
+	}
+	return 0, 1
+}
+
+func prod(d []int64) int64 {
+	p := int64(1)
+	for _, x := range d {
+		p *= x
+	}
+	return p
+}
+
+// candidates returns the regions to try around cur's peak, as sets of
+// nodes of the original graph: grown from the node at the peak and from
+// the producers and readers of the largest buffers live there (band
+// copies stand for their originals; the rewrite's Slices and Concats for
+// the nodes they connect).
+func (f *fitter) candidates(cur *state) []candidate {
+	gr := newGrower(f.g, f.opts)
+	seen := map[string]bool{}
+	var out []candidate
+	orig := func(n *ir.Node) []*ir.Node {
+		if i, ok := cur.orig[n]; ok && i >= 0 {
+			return []*ir.Node{f.g.Nodes[i]}
+		}
+		// A Slice or Concat of the rewrite: the originals around it.
+		var around []*ir.Node
+		for _, v := range n.Inputs {
+			if v != nil && v.Def != nil {
+				if i, ok := cur.orig[v.Def]; ok && i >= 0 {
+					around = append(around, f.g.Nodes[i])
+				}
+			}
+		}
+		for _, u := range n.Outputs[0].Uses {
+			if i, ok := cur.orig[u.Node]; ok && i >= 0 {
+				around = append(around, f.g.Nodes[i])
+			}
+		}
+		return around
+	}
+	var seeds [][]*ir.Node
+	pk := cur.peak
+	if pk.PeakStep >= 0 {
+		seeds = append(seeds, orig(cur.seq[pk.PeakStep]))
+	}
+	for i, l := range pk.AtPeak {
+		if i >= 6 || l.Bytes*16 < pk.PeakBytes {
+			break
+		}
+		v := l.Value
+		if v.Def != nil && v.Def.Graph == cur.g {
+			seeds = append(seeds, orig(v.Def))
+		}
+		var readers []*ir.Node
+		for _, u := range v.Uses {
+			if u.Node.Graph == cur.g {
+				readers = append(readers, orig(u.Node)...)
+			}
+		}
+		if len(readers) > 0 {
+			seeds = append(seeds, readers)
+		}
+		// A freed buffer waits for a later value of its shape (ONNX
+		// Runtime's planner): tiling that value frees the buffer.
+		for j := pk.PeakStep + 1; j < len(cur.seq); j++ {
+			n := cur.seq[j]
+			if o := n.Outputs; len(o) > 0 && o[0] != nil && o[0].Type.Equal(v.Type) {
+				seeds = append(seeds, orig(n))
+				break
+			}
+		}
+	}
+	for _, s := range seeds {
+		for _, c := range gr.grow(s, pk.PeakBytes) {
+			if k := c.key(); !seen[k] {
+				seen[k] = true
+				out = append(out, c)
+			}
+		}
+	}
+	return out
+}

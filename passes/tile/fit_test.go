@@ -1,0 +1,148 @@
+package tile
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/remat-compile/remat/ir"
+	"github.com/remat-compile/remat/passes"
+	"github.com/remat-compile/remat/passes/memory"
+)
+
+// stem builds an image stem whose peak is its first, full-resolution
+// layers: conv 3×3 to 32 channels, Relu, conv 3×3 stride 2, Relu, conv
+// 3×3 stride 2, Relu, a 1×1 conv, then a global pool (which reads its
+// input whole).
+func stem(t testing.TB) *ir.Graph {
+	b := newGB(t, 9, 17)
+	x := b.input(1, 3, 96, 96)
+	y := b.op("Relu", []*ir.Value{b.conv(x, 32, 3, 1, 1, [4]int64{1, 1, 1, 1}, 1)})
+	y = b.op("Relu", []*ir.Value{b.conv(y, 32, 3, 2, 1, [4]int64{1, 1, 1, 1}, 1)})
+	y = b.op("Relu", []*ir.Value{b.conv(y, 16, 3, 2, 1, [4]int64{1, 1, 1, 1}, 1)})
+	y = b.conv(y, 8, 1, 1, 1, [4]int64{}, 1)
+	b.g.AddOutput(b.op("GlobalAveragePool", []*ir.Value{y}))
+	return b.g
+}
+
+func peakOf(t *testing.T, g *ir.Graph) int64 {
+	t.Helper()
+	r, err := memory.Simulate(g, g.Nodes, memory.ORT())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r.PeakBytes
+}
+
+// TestFitReachesBudget asks for a third of the stem's peak: Fit must reach
+// it with regions whose rewrite keeps every type shape inference derives,
+// and report peaks and extra compute that agree with the graph.
+func TestFitReachesBudget(t *testing.T) {
+	g := stem(t)
+	before := peakOf(t, g)
+	res, err := Fit(g, Options{Memory: memory.ORT(), Budget: before / 3, Runtime: &ORT})
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkTypes(t, g)
+	after := peakOf(t, g)
+	if after > before/3 || after != res.PeakAfter || res.PeakBefore != before {
+		t.Fatalf("peak %d → %d (result says %d → %d), budget %d", before, after, res.PeakBefore, res.PeakAfter, before/3)
+	}
+	if len(res.Regions) == 0 || res.CostAfter <= res.CostBefore {
+		t.Fatalf("regions %d, cost %g → %g: tiling recomputes halos, so it must cost something", len(res.Regions), res.CostBefore, res.CostAfter)
+	}
+	var extra float64
+	for _, r := range res.Regions {
+		if r.Bands < 2 || len(r.Halo) != r.Bands || len(r.Nodes) == 0 {
+			t.Errorf("region report %+v", r)
+		}
+		extra += r.ExtraCost
+	}
+	if d := extra - (res.CostAfter - res.CostBefore); d > 1e-6*res.CostBefore || -d > 1e-6*res.CostBefore {
+		t.Errorf("the regions' extra cost adds up to %g, the graph's to %g", extra, res.CostAfter-res.CostBefore)
+	}
+	if last := res.Regions[len(res.Regions)-1]; last.PeakAfter != after {
+		t.Errorf("the last region reports peak %d, the graph has %d", last.PeakAfter, after)
+	}
+}
+
+// TestFitDeterministic runs Fit twice on copies of one graph and compares
+// the rewritten graphs node by node.
+func TestFitDeterministic(t *testing.T) {
+	g := stem(t)
+	var dumps []string
+	for range 2 {
+		c := cloneGraph(g)
+		if _, err := Fit(c, Options{Memory: memory.ORT(), Budget: peakOf(t, c) / 2, Runtime: &ORT}); err != nil {
+			t.Fatal(err)
+		}
+		var b strings.Builder
+		for _, n := range c.Nodes {
+			fmt.Fprintf(&b, "%s %s", n.Name, n.Op)
+			for _, v := range n.Inputs {
+				if v != nil {
+					fmt.Fprintf(&b, " %s%s", v.Name, v.Type)
+				}
+			}
+			for _, a := range n.Attrs {
+				fmt.Fprintf(&b, " %s=%v", a.Name, a.Ints)
+			}
+			b.WriteByte('\n')
+		}
+		dumps = append(dumps, b.String())
+	}
+	if dumps[0] != dumps[1] {
+		t.Fatal("two runs of Fit on the same graph give different graphs")
+	}
+}
+
+// TestFitBudgetError: a peak held by a node that reads its input whole
+// (here a GlobalAveragePool of a big graph input) cannot be tiled away.
+func TestFitBudgetError(t *testing.T) {
+	b := newGB(t, 2, 17)
+	x := b.input(1, 64, 64, 64)
+	b.g.AddOutput(b.op("GlobalAveragePool", []*ir.Value{b.op("Relu", []*ir.Value{x})}))
+	g := b.g
+	nodes := len(g.Nodes)
+	res, err := Fit(g, Options{Memory: memory.ORT(), Budget: 1024, Runtime: &ORT})
+	var be *BudgetError
+	if !errors.As(err, &be) || be.Budget != 1024 || res == nil || len(res.Regions) != 0 {
+		t.Fatalf("Fit = %+v, %v; want a BudgetError and no region", res, err)
+	}
+	if len(g.Nodes) != nodes {
+		t.Fatalf("the graph changed: %d nodes, had %d", len(g.Nodes), nodes)
+	}
+}
+
+func TestFitBadOptions(t *testing.T) {
+	g := stem(t)
+	for _, o := range []Options{{Budget: -1}, {Axis: 1}, {MaxBands: 1}, {MaxExtra: -0.5}} {
+		if _, err := Fit(g, o); err == nil {
+			t.Errorf("Fit(%+v) accepted bad options", o)
+		}
+	}
+	if _, err := Fit(g.NewSubgraph("s"), Options{}); err == nil {
+		t.Error("Fit accepted a subgraph")
+	}
+}
+
+// TestPass runs Fit through the pass driver (which verifies the graph
+// after the pass) and checks its notes.
+func TestPass(t *testing.T) {
+	g := stem(t)
+	var got *Result
+	st, err := passes.Run(context.Background(), g, []*passes.Pass{NewPass(Options{Memory: memory.ORT(), Budget: peakOf(t, g) / 2, Runtime: &ORT}, func(r *Result) { got = r })},
+		passes.Options{Verify: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got == nil || len(got.Regions) == 0 || len(st.Diagnostics) != len(got.Regions) {
+		t.Fatalf("result %+v, diagnostics %v", got, st.Diagnostics)
+	}
+	if !strings.Contains(st.Diagnostics[0].Message, "bands along axis 2") {
+		t.Errorf("note %q", st.Diagnostics[0].Message)
+	}
+}

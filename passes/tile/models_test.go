@@ -1,0 +1,301 @@
+package tile
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	ortt "github.com/remat-compile/remat/targets/ort"
+
+	onnxexp "github.com/remat-compile/remat/exporters/onnx"
+	onnximp "github.com/remat-compile/remat/importers/onnx"
+	"github.com/remat-compile/remat/internal/ort"
+	"github.com/remat-compile/remat/internal/zoo"
+	"github.com/remat-compile/remat/ir"
+	"github.com/remat-compile/remat/passes/memory"
+	"github.com/remat-compile/remat/passes/remat"
+	"github.com/remat-compile/remat/passes/shapes"
+	"github.com/remat-compile/remat/profiles"
+)
+
+// realModel is one of the models of the issue's table: how to build its
+// graph with static shapes, and the input shapes.
+type realModel struct {
+	name  string
+	build func(t testing.TB) *ir.Graph
+}
+
+func zooModel(name string) realModel {
+	return realModel{name: "zoo:" + name, build: func(t testing.TB) *ir.Graph {
+		m, ok := zoo.Lookup(name)
+		if !ok {
+			t.Fatalf("zoo has no %s", name)
+		}
+		g, err := m.Build(m.Default)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := shapes.Infer(g, shapes.Options{RequireStatic: true, File: name}); err != nil {
+			t.Fatal(err)
+		}
+		return g
+	}}
+}
+
+// manifestModel reads a model of the REMAT_MODELS manifest with the input
+// shapes it lists.
+func manifestModel(name string) realModel {
+	return realModel{name: name, build: func(t testing.TB) *ir.Graph {
+		path, shp := manifestEntry(t, name)
+		g, err := onnximp.ImportFile(path, onnximp.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := shapes.Infer(g, shapes.Options{InputShapes: shp, RequireStatic: true, File: filepath.Base(path)}); err != nil {
+			t.Fatal(err)
+		}
+		return g
+	}}
+}
+
+func manifestEntry(t testing.TB, name string) (string, map[string][]ir.Dim) {
+	manifest := os.Getenv("REMAT_MODELS")
+	if manifest == "" {
+		t.Fatalf("REMAT_MODELS is not set: run scripts/setup.sh and export it")
+	}
+	data, err := os.ReadFile(manifest)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range strings.Split(string(data), "\n")[1:] {
+		cols := strings.Split(line, "\t")
+		if len(cols) < 5 || cols[0] != name {
+			continue
+		}
+		shp := map[string][]ir.Dim{}
+		for _, spec := range strings.Fields(cols[4]) {
+			parts := strings.Split(spec, ":")
+			var d []ir.Dim
+			for _, x := range strings.Split(parts[1], "x") {
+				var n int64
+				fmt.Sscan(x, &n)
+				d = append(d, ir.D(n))
+			}
+			shp[parts[0]] = d
+		}
+		return cols[1], shp
+	}
+	t.Fatalf("%s is not in %s", name, manifest)
+	return "", nil
+}
+
+// ortOrder is the order ONNX Runtime runs g in (exporters/onnx).
+func ortOrder(g *ir.Graph) ([]*ir.Node, error) {
+	r, err := ortt.Schedule(g, onnxexp.Options{})
+	if err != nil {
+		return nil, err
+	}
+	return r.Seq, nil
+}
+
+// modelTarget is what the issue asks of a model: the peak divided by
+// Factor, with at most MaxExtra extra compute (0: no bound).
+type modelTarget struct {
+	model    realModel
+	factor   float64
+	maxExtra float64
+}
+
+// predictionExceptions lists models whose tiled graph the memory model
+// predicts less closely than 10%, with the measured cause.
+var predictionExceptions = map[string]struct {
+	tolerance float64
+	why       string
+}{
+	"zoo:unet": {0.15, "at the channel Concat of a band of up1 (the recomputed skip and the upsampled band), ORT's arena holds 40.0 MiB where passes/memory's BFC model places the 16.75 MiB output in a smaller chunk (35.3 MiB); every node before and after agrees within 3.6 MiB (measured node by node, profile mem_bytes_in_use against During less workspace)"},
+}
+
+var allModels = []modelTarget{
+	{zooModel("mobilenet_v2"), 4, 0.15},
+	{manifestModel("ppocrv4_det"), 4, 0.15},
+	{zooModel("unet"), 2, 0.5},
+	{zooModel("fcn8"), 2, 0.5},
+	{zooModel("segnet"), 2, 0.5},
+	{manifestModel("oww_embedding"), 2, 0.5},
+}
+
+// TestRealModels tiles real models with Fit under ONNX Runtime's memory
+// model and order (memory.ORT(), targets/ort.Schedule) and rules
+// (ORT), then checks in ONNX Runtime 1.30 that the tiled model gives
+// bitwise the outputs of the original at levels disabled and all, that
+// the measured activation peak (arena on, memory pattern off, less the
+// bytes in use before the first kernel, as internal/memcheck measures)
+// fell, and that the model predicts it within 10%. By default it runs the
+// zoo MobileNet v2 (224×224) and oww_embedding; REMAT_TILE_MODELS=all adds
+// ppocrv4_det, the zoo U-Net, FCN8 and SegNet at their default sizes
+// (minutes, and FCN8's weights take half a gigabyte). It logs the table of
+// the issue's note.
+func TestRealModels(t *testing.T) {
+	requireORT(t)
+	var rows []string
+	for _, m := range allModels {
+		if os.Getenv("REMAT_TILE_MODELS") != "all" && m.model.name != "zoo:mobilenet_v2" && m.model.name != "oww_embedding" {
+			continue
+		}
+		t.Run(m.model.name, func(t *testing.T) {
+			rows = append(rows, tileAndMeasure(t, m))
+		})
+	}
+	t.Logf("ONNX Runtime %s; peaks in MiB (ORT: arena on, memory pattern off, less the load-time baseline); compute from the cpu-generic profile (predicted) and ORT's median CPU time at level all (measured)\n"+
+		"| model | floor (remat.Problem.Floor) | ORT peak before: predicted / measured | after: predicted / measured | reduction (measured) | regions (bands) | extra compute: predicted / measured | bitwise disabled, all | where the peak is after |\n"+
+		"|---|--:|--:|--:|--:|---|--:|---|---|\n%s", ort.ORTVersion, strings.Join(rows, "\n"))
+}
+
+func tileAndMeasure(t *testing.T, m modelTarget) string {
+	g := m.model.build(t)
+	orig := cloneGraph(g)
+	prof, err := profiles.Load("cpu-generic")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cost := func(n *ir.Node) float64 {
+		c, err := prof.Cost(n)
+		if err != nil {
+			return 0
+		}
+		return c.Seconds
+	}
+	floor := floorOf(t, orig, cost)
+	seq, err := ortOrder(g)
+	if err != nil {
+		t.Fatal(err)
+	}
+	before, err := memory.Simulate(g, seq, memory.ORT())
+	if err != nil {
+		t.Fatal(err)
+	}
+	budget := int64(float64(before.PeakBytes) / m.factor)
+	res, err := Fit(g, Options{Memory: memory.ORT(), Budget: budget, Cost: cost, Order: ortOrder, Runtime: &ORT, MaxExtra: m.maxExtra})
+	var be *BudgetError
+	if err != nil && !errors.As(err, &be) {
+		t.Fatal(err)
+	}
+	if res.PeakAfter >= res.PeakBefore {
+		t.Fatalf("Fit did not lower the peak: %d → %d", res.PeakBefore, res.PeakAfter)
+	}
+	dir := t.TempDir()
+	po, pt := filepath.Join(dir, "orig.onnx"), filepath.Join(dir, "tiled.onnx")
+	if err := onnxexp.ExportFile(orig, po, onnxexp.Options{}); err != nil {
+		t.Fatal(err)
+	}
+	_, shp := inputShapes(orig)
+	inputs, err := ort.RandomInputs(po, 1, shp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	measuredBefore, _ := measureORT(t, orig, po, inputs)
+	measuredAfter, _ := measureORT(t, g, pt, inputs)
+	tol := 0.10
+	if ex, ok := predictionExceptions[m.model.name]; ok {
+		tol = ex.tolerance
+		t.Logf("prediction tolerance %.0f%%: %s", 100*tol, ex.why)
+	}
+	if e := float64(res.PeakAfter-measuredAfter) / float64(measuredAfter); e > tol || e < -tol {
+		t.Errorf("predicted peak %d, measured %d (%+.1f%%)", res.PeakAfter, measuredAfter, 100*e)
+	}
+	if measuredAfter >= measuredBefore {
+		t.Errorf("measured peak %d → %d: no lower", measuredBefore, measuredAfter)
+	}
+	var bitwise []string
+	for _, level := range levels {
+		ro, err := ort.Run(po, inputs, ort.Options{Level: level})
+		if err != nil {
+			t.Fatal(err)
+		}
+		rt, err := ort.Run(pt, inputs, ort.Options{Level: level})
+		if err != nil {
+			t.Fatal(err)
+		}
+		same := true
+		for _, name := range ro.OutputNames {
+			if !ro.Outputs[name].Equal(rt.Outputs[name]) {
+				same = false
+				t.Errorf("output %s differs at level %s: %s", name, level, describeDiff(ro.Outputs[name], rt.Outputs[name]))
+			}
+		}
+		bitwise = append(bitwise, fmt.Sprint(same))
+	}
+	times, err := ort.TimeModels([]ort.TimedModel{{Path: po, Inputs: inputs}, {Path: pt, Inputs: inputs}}, ort.Options{Level: "all"}, 2, 7)
+	measuredExtra := "n/a"
+	if err == nil {
+		a, b := ort.Median(times[0].Times(ort.ClockCPU)), ort.Median(times[1].Times(ort.ClockCPU))
+		measuredExtra = fmt.Sprintf("%+.1f%%", 100*(float64(b)/float64(a)-1))
+	}
+	var regions []string
+	for _, r := range res.Regions {
+		regions = append(regions, fmt.Sprintf("%d nodes %s…%s (%d, halo ≤%d)", len(r.Nodes), r.Nodes[0], r.Nodes[len(r.Nodes)-1], r.Bands, maxOf(r.Halo)))
+	}
+	where := res.PeakNode
+	if be != nil {
+		where += " (budget not reached)"
+	}
+	return fmt.Sprintf("| %s | %.2f | %.2f / %.2f | %.2f / %.2f | %.2f× | %s | %+.1f%% / %s | %s | %s |",
+		m.model.name, mib(floor), mib(before.PeakBytes), mib(measuredBefore), mib(res.PeakAfter), mib(measuredAfter),
+		float64(measuredBefore)/float64(measuredAfter), strings.Join(regions, "; "),
+		100*(res.CostAfter-res.CostBefore)/res.CostBefore, measuredExtra, strings.Join(bitwise, ", "), where)
+}
+
+func maxOf(v []int64) int64 {
+	var m int64
+	for _, x := range v {
+		m = max(m, x)
+	}
+	return m
+}
+
+// floorOf is remat's single-node floor of g (remat.PeakFloor of the
+// lowered problem: the largest working set, inputs plus outputs, of one
+// node, under remat's liveness model).
+func floorOf(t *testing.T, g *ir.Graph, cost func(*ir.Node) float64) int64 {
+	p, _, err := remat.Lower(g, cost, remat.LowerOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p.Floor().Bytes
+}
+
+// inputShapes returns g's input shapes for ort.RandomInputs.
+func inputShapes(g *ir.Graph) ([]string, map[string][]int64) {
+	shp := map[string][]int64{}
+	var names []string
+	for _, in := range g.Inputs {
+		if d, ok := in.Type.Dims(); ok {
+			shp[in.Name] = d
+			names = append(names, in.Name)
+		}
+	}
+	return names, shp
+}
+
+func mib(b int64) float64 { return float64(b) / (1 << 20) }
+
+// measureORT exports g (with value_info, as internal/memcheck does), runs
+// it once in ORT at level disabled with the arena on and the memory
+// pattern off, and returns the activation peak: the largest
+// mem_in_use_peak less the bytes in use before the first kernel.
+func measureORT(t testing.TB, g *ir.Graph, path string, inputs map[string]ort.Tensor) (peak int64, out *ort.Result) {
+	t.Helper()
+	if err := onnxexp.ExportFile(g, path, onnxexp.Options{ValueInfo: true}); err != nil {
+		t.Fatal(err)
+	}
+	res, err := ort.Run(path, inputs, ort.MeasureOptions("disabled"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	first := res.Profile.Nodes[0]
+	base := first.MemBytesInUse - first.MemInUseDelta
+	return res.Profile.PeakBytes() - base, res
+}
