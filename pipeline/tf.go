@@ -64,9 +64,9 @@ func (m *Model) TargetFor(name string) (targets.Target, error) {
 func (m *Model) checkTarget(t targets.Target) error {
 	switch {
 	case m.IsTF() && t.Name() == "ort":
-		return optionErrorf("-target ort: %s is a TensorFlow graph, which ONNX Runtime does not run; use -target tfjs (the default for TensorFlow graphs) or liveness", m.Name)
+		return optionErrorf("target ort: %s is a TensorFlow graph, which ONNX Runtime does not run; use tfjs (the default for TensorFlow graphs) or liveness", m.Name)
 	case !m.IsTF() && t.Name() == "tfjs":
-		return optionErrorf("-target tfjs: %s is an ONNX model, which TensorFlow.js does not run; use -target ort (the default for ONNX models) or liveness", m.Name)
+		return optionErrorf("target tfjs: %s is an ONNX model, which TensorFlow.js does not run; use ort (the default for ONNX models) or liveness", m.Name)
 	}
 	return nil
 }

@@ -169,3 +169,50 @@ func zooJob(t *testing.T, dir, name string) (*ir.Graph, rt.Options) {
 	}
 	return g, rt.Options{Dir: dir, Model: path, Inputs: in, Profile: true}
 }
+
+// TestMemoryPipeline holds the whole chain, the pipeline's import and
+// shape inference then the memory model in TensorFlow.js's order, to
+// tf.profile's measured peak on every real model (wasm), within 5%.
+func TestMemoryPipeline(t *testing.T) {
+	dir := testmodels.RequireTFJS(t)
+	specs, err := pipeline.ReadManifest(testmodels.TFManifest(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var jobs []rt.Options
+	var preds []int64
+	for _, m := range testmodels.TFModels(t) {
+		var spec pipeline.ModelSpec
+		for _, s := range specs {
+			if s.Name == m.Name {
+				spec = s
+			}
+		}
+		pm, err := pipeline.Load(context.Background(), spec.Source, spec.LoadOptions(pipeline.LoadOptions{RequireStatic: true}))
+		if err != nil {
+			t.Fatalf("%s: %v", m.Name, err)
+		}
+		pl, err := tfjs.Target{}.Original(pm.Graph, false)
+		if err != nil {
+			t.Fatalf("%s: %v", m.Name, err)
+		}
+		preds = append(preds, pl.PeakBytes)
+		in, err := rt.SeededInputs(m.Inputs, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		jobs = append(jobs, rt.Options{Dir: dir, Model: m.Path, Inputs: in, Profile: true})
+	}
+	res, err := rt.RunAll(context.Background(), jobs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, r := range res {
+		got, want := preds[i], r.Memory.PeakBytes
+		rel := float64(got-want) / float64(want)
+		t.Logf("%s: predicted %d B from the inferred shapes, tf.profile %d B (%+.3f%%)", jobs[i].Model, got, want, 100*rel)
+		if rel > 0.05 || rel < -0.05 {
+			t.Errorf("%s: predicted peak %d B is %+.1f%% off tf.profile's %d B", jobs[i].Model, got, 100*rel, want)
+		}
+	}
+}
