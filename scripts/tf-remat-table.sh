@@ -31,7 +31,7 @@ if [ -n "${REMAT_TF_MODELS:-}" ] && [ -f "$REMAT_TF_MODELS" ]; then
   done < "$REMAT_TF_MODELS"
 fi
 for spec in ${ZOO_TF:-}; do
-  models+=("zoo:$spec|zoo:$spec|")
+  models+=("zoo:$spec:tf|zoo:$spec:tf|")
 done
 
 echo "| model | budget | liveness peak (B) | tfjs predicted (B) | plan | recomputations (gates) | tf.profile orig → remat (B) | measured/predicted drop | overhead: predicted / measured (median, fastest run) | outputs, placement |"

@@ -336,7 +336,9 @@ func (c *converter) node(n *ir.Node) error {
 			eps = a.Float
 		}
 		ch := ir.TensorOf(ir.Float32, in[1].Type.Shape[0].Size)
-		bn := c.opN("FusedBatchNormV3", n.Name, in, []ir.TensorType{x.Type, ch, ch, ch, ch, ch},
+		// y, then batch mean and variance and two reserve spaces of C
+		// values, and reserve_space_3, empty at inference.
+		bn := c.opN("FusedBatchNormV3", n.Name, in, []ir.TensorType{x.Type, ch, ch, ch, ch, ir.TensorOf(ir.Float32, 0)},
 			f32, typeAttr("U", ir.Float32), nhwcAttr, ir.FloatAttr("epsilon", eps), ir.IntAttr("is_training", 0), ir.FloatAttr("exponential_avg_factor", 1))
 		set(bn.Outputs[0])
 	case "Relu":

@@ -16,6 +16,7 @@ import (
 	"github.com/remat-compile/remat/internal/zoo"
 	"github.com/remat-compile/remat/internal/zoo/tfgraph"
 	"github.com/remat-compile/remat/ir"
+	"github.com/remat-compile/remat/pipeline"
 )
 
 // convertible are the zoo models Convert handles; the others fail with
@@ -172,4 +173,15 @@ func transpose4(data []byte, d []int64, perm [4]int) []byte {
 		}
 	}
 	return out
+}
+
+// TestTypesAgreeWithInference loads every convertible zoo model as a
+// TensorFlow graph through the pipeline, whose shape inference checks the
+// types Convert declares.
+func TestTypesAgreeWithInference(t *testing.T) {
+	for name := range convertible {
+		if _, err := pipeline.Load(context.Background(), "zoo:"+name+":tf", pipeline.LoadOptions{RequireStatic: true}); err != nil {
+			t.Errorf("%s: %v", name, err)
+		}
+	}
 }
