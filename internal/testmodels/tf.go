@@ -1,16 +1,15 @@
 package testmodels
 
 import (
-	"maps"
+	"bufio"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"slices"
+	"strings"
 	"testing"
 
 	"github.com/remat-compile/remat/internal/tfjs"
 	"github.com/remat-compile/remat/ir"
-	"github.com/remat-compile/remat/pipeline"
 )
 
 // TFModel is one real TensorFlow.js graph model of the manifest that
@@ -52,30 +51,39 @@ func TFManifest(t testing.TB) string {
 }
 
 // TFModels reads the manifest of the real TensorFlow.js models
-// (TFManifest, pipeline.ReadManifest), inputs in name order.
+// (TFManifest): name, model.json and the inputs column
+// (tfjs.ParseInputSpecs). (pipeline.ReadManifest reads the same file for
+// the pipeline; this package cannot import pipeline, whose dependencies'
+// tests import it.)
 func TFModels(t testing.TB) []TFModel {
 	t.Helper()
-	specs, err := pipeline.ReadManifest(TFManifest(t))
+	p := TFManifest(t)
+	f, err := os.Open(p)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(specs) == 0 {
-		t.Fatalf("%s lists no models", TFManifest(t))
-	}
+	defer f.Close()
 	var out []TFModel
-	for _, s := range specs {
-		m := TFModel{Name: s.Name, Path: s.Source}
-		for _, name := range slices.Sorted(maps.Keys(s.InputShapes)) {
-			dt := tfjs.Float32
-			switch s.InputTypes[name] {
-			case ir.Int32, ir.Int64:
-				dt = tfjs.Int32
-			case ir.Bool:
-				dt = tfjs.Bool
-			}
-			m.Inputs = append(m.Inputs, tfjs.InputSpec{Name: name, DType: dt, Shape: s.InputShapes[name]})
+	sc := bufio.NewScanner(f)
+	for line := 1; sc.Scan(); line++ {
+		if line == 1 || strings.TrimSpace(sc.Text()) == "" {
+			continue // the header
 		}
-		out = append(out, m)
+		cols := strings.Split(sc.Text(), "\t")
+		if len(cols) < 5 {
+			t.Fatalf("%s:%d: %d columns, want 5", p, line, len(cols))
+		}
+		specs, err := tfjs.ParseInputSpecs(cols[4])
+		if err != nil {
+			t.Fatalf("%s:%d: %v", p, line, err)
+		}
+		out = append(out, TFModel{Name: cols[0], Path: cols[1], Inputs: specs})
+	}
+	if err := sc.Err(); err != nil {
+		t.Fatal(err)
+	}
+	if len(out) == 0 {
+		t.Fatalf("%s lists no models", p)
 	}
 	return out
 }
