@@ -129,6 +129,9 @@ func (m *Model) ExportOriginal(path string, f *Fit) error {
 	if SamePath(path, m.Source) {
 		return fmt.Errorf("refusing to overwrite the input model %s: write the output to another path", m.Source)
 	}
+	if m.IsTF() {
+		return m.exportTF(path, nil)
+	}
 	opts := m.exportOptions(nil, true)
 	if r, ok := f.Target.(onnxRuntime); ok {
 		opts.RuntimeOrder = r.ONNXOrder

@@ -17,7 +17,9 @@ type onnxRuntime interface {
 	ONNXOrder(nodes []onnxexp.WrittenNode) []int
 }
 
-// Export writes m's graph to path in its format (ONNX): with f, the fitted
+// Export writes m's graph to path in its format (ONNX; a TensorFlow graph
+// as a TensorFlow.js model.json when path ends in ".json", else as a
+// binary GraphDef, see exportTF): with f, the fitted
 // graph as f's placement says (order forcing, the plan in the metadata,
 // value_info for every intermediate); with a nil f, the graph as it is,
 // with value_info for every intermediate when valueInfo is set (f == nil
@@ -26,6 +28,12 @@ type onnxRuntime interface {
 func (m *Model) Export(path string, f *Fit, valueInfo bool) error {
 	if SamePath(path, m.Source) {
 		return fmt.Errorf("refusing to overwrite the input model %s: write the output to another path", m.Source)
+	}
+	if err := m.checkOutputFormat(path); err != nil {
+		return err
+	}
+	if m.IsTF() {
+		return m.exportTF(path, f)
 	}
 	return onnxexp.ExportFile(m.Graph, path, m.exportOptions(f, valueInfo))
 }

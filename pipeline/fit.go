@@ -20,6 +20,7 @@ import (
 	"github.com/remat-compile/remat/targets"
 	"github.com/remat-compile/remat/targets/liveness"
 	"github.com/remat-compile/remat/targets/ort"
+	"github.com/remat-compile/remat/targets/tfjs"
 )
 
 // DefaultProfile is the device profile a zero FitOptions.Profile means:
@@ -35,9 +36,10 @@ const DefaultTimeLimit = 60 * time.Second
 // FitOptions.RefineSolves is 0.
 const DefaultRefineSolves = 6
 
-// Targets lists the targets, the default (ort) first.
+// Targets lists the targets, the default for ONNX models (ort) first;
+// tfjs is the default for TensorFlow graphs (Model.DefaultTarget).
 func Targets() []targets.Target {
-	return []targets.Target{ort.Target{}, liveness.Target{}}
+	return []targets.Target{ort.Target{}, liveness.Target{}, tfjs.Target{}}
 }
 
 // LookupTarget returns the target of a -target name.
@@ -55,7 +57,8 @@ func LookupTarget(name string) (targets.Target, error) {
 // FitOptions configure Fit. The zero value fits to the default profile's
 // memory capacity for ONNX Runtime with the default solver.
 type FitOptions struct {
-	// Target is the runtime to fit for; nil means ONNX Runtime (ort).
+	// Target is the runtime to fit for; nil means the model's default
+	// (Model.DefaultTarget: ort, or tfjs for a TensorFlow graph).
 	Target targets.Target
 	// Profile gives each node's compute time and the default budget; nil
 	// means DefaultProfile.
@@ -164,7 +167,10 @@ type Fit struct {
 func (m *Model) Fit(ctx context.Context, o FitOptions) (*Fit, error) {
 	var err error
 	if o.Target == nil {
-		o.Target = ort.Target{}
+		o.Target = m.DefaultTarget()
+	}
+	if err := m.checkTarget(o.Target); err != nil {
+		return nil, err
 	}
 	if o.Profile == nil {
 		if o.Profile, err = profiles.Load(DefaultProfile); err != nil {
@@ -201,6 +207,8 @@ func (m *Model) Fit(ctx context.Context, o FitOptions) (*Fit, error) {
 		if err := m.reorder(ctx, f, o.Target); err != nil {
 			return nil, err
 		}
+	} else if err := useRuntimeOrder(m.Graph, o.Target); err != nil {
+		return nil, err
 	}
 
 	tiling, err := ParseTile(string(o.Tile))
@@ -587,5 +595,6 @@ func (f *Fit) Report(m *Model, output, budget string) *report.Compile {
 		r.OrderConstraints = len(f.Placement.Writing.Order)
 		r.OrderedNodes = f.Placement.Writing.Strings()
 	}
+	f.tfjsReport(r)
 	return r
 }

@@ -119,9 +119,8 @@ type LiveValue struct {
 
 // InspectOptions say what Inspect computes.
 type InspectOptions struct {
-	// Target's memory model gives the peak; nil means ort. ONNX Runtime's
-	// model does not describe a TensorFlow graph: on one, ort is replaced
-	// by liveness, and Inspection.Note says so.
+	// Target's memory model gives the peak; nil means the model's default
+	// target (Model.DefaultTarget).
 	Target targets.Target
 	// Top bounds how many of the largest values live at the peak are
 	// listed.
@@ -133,7 +132,7 @@ type InspectOptions struct {
 // Inspect measures m's graph (see Inspection).
 func (m *Model) Inspect(o InspectOptions) (*Inspection, error) {
 	if o.Target == nil {
-		o.Target = Targets()[0]
+		o.Target = m.DefaultTarget()
 	}
 	g := m.Graph
 	note := ""
@@ -171,13 +170,22 @@ func (m *Model) Inspect(o InspectOptions) (*Inspection, error) {
 			r.ActivationBytes += b
 		}
 	}
-	res, err := memory.Simulate(g, g.Nodes, o.Target.Memory())
+	// The file's order, or the order the target's runtime runs the file
+	// in where the file does not fix one (TensorFlow.js).
+	seq := g.Nodes
+	var res *memory.Result
+	var err error
+	if rs, ok := o.Target.(runtimeSimulator); ok {
+		res, seq, err = rs.SimulateWritten(g)
+	} else {
+		res, err = memory.Simulate(g, seq, o.Target.Memory())
+	}
 	if err != nil {
 		return nil, err
 	}
 	r.PeakBytes, r.PeakStep = res.PeakBytes, res.PeakStep
 	if res.PeakStep >= 0 {
-		r.PeakNode, r.PeakOp = g.Nodes[res.PeakStep].String(), g.Nodes[res.PeakStep].OpName()
+		r.PeakNode, r.PeakOp = seq[res.PeakStep].String(), seq[res.PeakStep].OpName()
 	}
 	for i, l := range res.AtPeak {
 		if i == o.Top {

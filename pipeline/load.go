@@ -166,7 +166,11 @@ func (m *Model) Train(ctx context.Context, o autodiff.Options) error {
 	if m.Training != nil {
 		return fmt.Errorf("%s: Train: the graph is a training graph already", m.Name)
 	}
+	tf := m.IsTF()
 	if _, err := passes.Run(ctx, m.Graph, []*passes.Pass{autodiff.NewPass(o)}, m.passOptions()); err != nil {
+		if tf {
+			return m.trainError(err)
+		}
 		return err
 	}
 	m.Training = &o

@@ -104,8 +104,10 @@ func TestLoadFormats(t *testing.T) {
 	}
 }
 
-// TestInspectTF: inspect on a TensorFlow graph reports the liveness peak,
-// with a note, when ONNX Runtime's model (the default) is asked for.
+// TestInspectTF: inspect on a TensorFlow graph reports the tfjs target's
+// peak by default (in TensorFlow.js's order), the liveness peak when
+// asked, and, asked for ONNX Runtime's model, the liveness peak with a
+// note.
 func TestInspectTF(t *testing.T) {
 	dir := t.TempDir()
 	topo, err := protojson.Marshal(tinyGraphDef())
@@ -129,7 +131,11 @@ func TestInspectTF(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if r.MemoryModel != "liveness" || (r.Note != "") != (name != "liveness") {
+		want := "liveness"
+		if name == "" {
+			want = "tfjs"
+		}
+		if r.MemoryModel != want || (r.Note != "") != (name == "ort") {
 			t.Errorf("target %q: memory model %s, note %q", name, r.MemoryModel, r.Note)
 		}
 		// flat and y are [1,32] float32: y is computed while flat lives.
@@ -168,7 +174,7 @@ func TestInspectRealTFModels(t *testing.T) {
 			t.Errorf("%s: %v", s.Name, err)
 			continue
 		}
-		if r.MemoryModel != "liveness" || r.Note == "" || r.PeakBytes <= 0 || len(r.LargestAtPeak) == 0 {
+		if r.MemoryModel != "tfjs" || r.Note != "" || r.PeakBytes <= 0 || len(r.LargestAtPeak) == 0 {
 			t.Errorf("%s: %s peak %d, note %q, %d values at the peak", s.Name, r.MemoryModel, r.PeakBytes, r.Note, len(r.LargestAtPeak))
 		}
 		t.Logf("%s: %d nodes, peak %d B at %s (%s), activations %d B", s.Name, r.Nodes, r.PeakBytes, r.PeakNode, r.PeakOp, r.ActivationBytes)

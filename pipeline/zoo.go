@@ -7,13 +7,14 @@ import (
 	"strings"
 
 	"github.com/remat-compile/remat/internal/zoo"
+	"github.com/remat-compile/remat/internal/zoo/tfgraph"
 	"github.com/remat-compile/remat/ir"
 	"github.com/remat-compile/remat/passes/shapes"
 )
 
 // ZooHelp documents the "zoo:" source syntax Load accepts in place of a
 // model file.
-const ZooHelp = "zoo:NAME[:small|default][:batch=N][:res=N][:width=F][:depth=N][:classes=N][:seed=N][:fp16|:dynquant]"
+const ZooHelp = "zoo:NAME[:small|default][:batch=N][:res=N][:width=F][:depth=N][:classes=N][:seed=N][:fp16|:dynquant][:tf]"
 
 // BuildZoo builds the zoo model that spec (without the "zoo:" prefix)
 // names: NAME, then options applied left to right to its Small
@@ -21,7 +22,9 @@ const ZooHelp = "zoo:NAME[:small|default][:batch=N][:res=N][:width=F][:depth=N][
 // other keys set one field of it; fp16 and dynquant convert the model as
 // onnxconverter-common's float16 converter, with float32 inputs and outputs
 // and its default op block list, and onnxruntime's quantize_dynamic write
-// it: zoo.Convert). A bad spec is an *OptionError.
+// it: zoo.Convert); "tf" builds it as a TensorFlow graph
+// (internal/zoo/tfgraph: NHWC, TensorFlow ops, the same weights), which
+// the convolutional networks have. A bad spec is an *OptionError.
 func BuildZoo(spec string) (*ir.Graph, error) {
 	parts := strings.Split(spec, ":")
 	m, ok := zoo.Lookup(parts[0])
@@ -34,6 +37,7 @@ func BuildZoo(spec string) (*ir.Graph, error) {
 	}
 	cfg := m.Small
 	variant := ""
+	asTF := false
 	for _, p := range parts[1:] {
 		key, val, hasVal := strings.Cut(p, "=")
 		bad := func(want string) error {
@@ -54,8 +58,10 @@ func BuildZoo(spec string) (*ir.Graph, error) {
 			cfg = m.Default
 		case slices.Contains(zoo.Variants(), p):
 			variant = p
+		case p == "tf":
+			asTF = true
 		case !hasVal:
-			return nil, bad("small, default, fp16, dynquant or KEY=VALUE")
+			return nil, bad("small, default, fp16, dynquant, tf or KEY=VALUE")
 		case key == "batch":
 			cfg.Batch, err = positive(1 << 16)
 		case key == "res":
@@ -93,6 +99,14 @@ func BuildZoo(spec string) (*ir.Graph, error) {
 		}
 		if err := zoo.Convert(g, variant); err != nil {
 			return nil, fmt.Errorf("zoo:%s: %w", spec, err)
+		}
+	}
+	if asTF {
+		if variant != "" {
+			return nil, optionErrorf("zoo:%s: %s and tf do not combine: the TensorFlow graph is float32", spec, variant)
+		}
+		if g, err = tfgraph.Convert(g); err != nil {
+			return nil, optionErrorf("zoo:%s: %v", spec, err)
 		}
 	}
 	return g, nil

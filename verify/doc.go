@@ -2,7 +2,10 @@
 // the target's runtime (ONNX Runtime 1.30 CPU) and checks that the rewrite
 // computes the same thing, that its recomputations survived the runtime's
 // optimizers and ran where the plan put them, and how much memory it
-// saved: Run returns a Report.
+// saved: Run returns a Report. TensorFlow graphs are verified in
+// TensorFlow.js instead: RunTF returns a TFReport (tfjs.go says what it
+// checks; the plan is read from model.json's userDefinedMetadata under the
+// same key and in the same schema, with tfjs peaks in place of ORT's).
 //
 // # The metadata contract, version 1
 //

@@ -45,19 +45,11 @@ func nodeMemory(p *ort.Profile, baseline int64) []NodeMemory {
 // (Report.Measured). Graph inputs get their inferred static shapes unless
 // o.InputShapes gives them.
 func Fitted(ctx context.Context, m *pipeline.Model, f *pipeline.Fit, rematPath string, o Options) (*Report, error) {
-	orig, err := m.Rebuild(ctx)
+	orig, path, cleanup, err := writeOriginal(ctx, m, f, "original.onnx")
 	if err != nil {
 		return nil, err
 	}
-	dir, err := os.MkdirTemp("", "remat-verify-")
-	if err != nil {
-		return nil, err
-	}
-	defer os.RemoveAll(dir)
-	path := filepath.Join(dir, "original.onnx")
-	if err := orig.ExportOriginal(path, f); err != nil {
-		return nil, fmt.Errorf("verify: writing the original model: %w", err)
-	}
+	defer cleanup()
 	if o.Levels == nil {
 		o.Levels = []string{"disabled", "all"}
 	}
@@ -65,23 +57,52 @@ func Fitted(ctx context.Context, m *pipeline.Model, f *pipeline.Fit, rematPath s
 		o.Levels = append([]string{"disabled"}, o.Levels...)
 	}
 	o.NodeMemory = true
-	if o.InputShapes == nil {
-		o.InputShapes = map[string][]int64{}
-	}
-	for _, v := range orig.Graph.Inputs {
-		if _, ok := o.InputShapes[v.Name]; ok {
-			continue
-		}
-		if dims, ok := v.Type.Dims(); ok {
-			o.InputShapes[v.Name] = dims
-		}
-	}
+	o.InputShapes = staticInputShapes(orig, o.InputShapes)
 	r, err := Run(ctx, path, rematPath, o)
 	if err != nil {
 		return nil, err
 	}
 	r.Original = m.Source + " (as remat-compile writes it, value_info added)"
 	return r, nil
+}
+
+// writeOriginal rebuilds m's original graph (m is the fitted model, f its
+// fit) and writes it as the target predicted it
+// (pipeline.Model.ExportOriginal) to a file called name in a temporary
+// directory, which cleanup removes.
+func writeOriginal(ctx context.Context, m *pipeline.Model, f *pipeline.Fit, name string) (*pipeline.Model, string, func(), error) {
+	orig, err := m.Rebuild(ctx)
+	if err != nil {
+		return nil, "", nil, err
+	}
+	dir, err := os.MkdirTemp("", "remat-verify-")
+	if err != nil {
+		return nil, "", nil, err
+	}
+	cleanup := func() { os.RemoveAll(dir) }
+	path := filepath.Join(dir, name)
+	if err := orig.ExportOriginal(path, f); err != nil {
+		cleanup()
+		return nil, "", nil, fmt.Errorf("verify: writing the original model: %w", err)
+	}
+	return orig, path, cleanup, nil
+}
+
+// staticInputShapes returns shapes with the inferred static shape of every
+// graph input of m that it does not give.
+func staticInputShapes(m *pipeline.Model, shapes map[string][]int64) map[string][]int64 {
+	if shapes == nil {
+		shapes = map[string][]int64{}
+	}
+	for _, v := range m.Graph.Inputs {
+		if _, ok := shapes[v.Name]; ok {
+			continue
+		}
+		if dims, ok := v.Type.Dims(); ok {
+			shapes[v.Name] = dims
+		}
+	}
+	return shapes
 }
 
 // Measured returns the report's measured memory at level for the HTML

@@ -335,7 +335,7 @@ func TestZooSpecs(t *testing.T) {
 		"nosuch":           "unknown model",
 		"unet:res=0":       "res=N with 1",
 		"unet:width=-1":    "width=F",
-		"unet:bogus":       "small, default, fp16, dynquant or KEY=VALUE",
+		"unet:bogus":       "small, default, fp16, dynquant, tf or KEY=VALUE",
 		"unet:colour=blue": "one of batch, res",
 		"vgg16:res=33":     "multiple of 32",
 	} {

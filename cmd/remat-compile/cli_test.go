@@ -58,7 +58,7 @@ func TestUsage(t *testing.T) {
 		{[]string{"inspect", "-input-shape", "x", "m.onnx"}, exitUsage, `-input-shape "x": want name=DIMxDIMx…`},
 		{[]string{"inspect", "-dim", "batch=-1", "m.onnx"}, exitUsage, `-dim "batch=-1": want symbol=SIZE`},
 		{[]string{"convert", "m.onnx"}, exitUsage, "convert needs -o out.onnx"},
-		{[]string{"inspect", "-memory", "magic", "m.onnx"}, exitUsage, `-memory "magic": want ort or liveness`},
+		{[]string{"inspect", "-memory", "magic", "m.onnx"}, exitUsage, `-memory "magic": want ort, tfjs or liveness`},
 		{[]string{"inspect", "/nonexistent/m.onnx"}, exitFailure, "/nonexistent/m.onnx"},
 		{[]string{"inspect", "-d", "chek", "m.onnx"}, exitUsage, `-d "chek": unknown debug flag "chek"`},
 		{[]string{"inspect", "-value-type", "y=f32[1,", "m.onnx"}, exitUsage, `-value-type "y=f32[1,"`},
@@ -145,8 +145,9 @@ func TestConvertWritesAtomicallyAndDeterministically(t *testing.T) {
 	}
 }
 
-// TestInspectTF inspects a TensorFlow.js model.json: ONNX Runtime's memory
-// model (the default) gives way to liveness, with a note.
+// TestInspectTF inspects a TensorFlow.js model.json: the tfjs target's
+// memory model in TensorFlow.js's order by default, liveness on request;
+// ONNX Runtime's model does not apply (an error naming the fix).
 func TestInspectTF(t *testing.T) {
 	dir := t.TempDir()
 	p := filepath.Join(dir, "model.json")
@@ -163,10 +164,16 @@ func TestInspectTF(t *testing.T) {
 	if code != exitOK {
 		t.Fatalf("exit %d: %s", code, errs)
 	}
-	for _, want := range []string{"tf.MaxPool", "liveness memory model", "note:", "does not apply to a TensorFlow graph", "f32[1,4,4,4]"} {
+	for _, want := range []string{"tf.MaxPool", "TensorFlow.js's execution order, tfjs memory model", "f32[1,4,4,4]"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("inspect output lacks %q:\n%s", want, out)
 		}
+	}
+	if code, out, errs := run(t, "inspect", "-memory", "liveness", p); code != exitOK || !strings.Contains(out, "liveness memory model") {
+		t.Errorf("inspect -memory liveness: exit %d:\n%s%s", code, out, errs)
+	}
+	if code, _, errs := run(t, "inspect", "-memory", "ort", p); code != exitUsage || !strings.Contains(errs, "use tfjs") {
+		t.Errorf("inspect -memory ort: exit %d, want 2 and an error naming tfjs:\n%s", code, errs)
 	}
 	if strings.Contains(out, "opset") {
 		t.Errorf("inspect prints an opset for a TensorFlow graph:\n%s", out)

@@ -59,7 +59,7 @@ type compileOptions struct {
 func compileCmd() *command {
 	return &command{
 		name:  "compile",
-		usage: "model.onnx -o out.onnx [-budget 70%|512MiB|device|sweep[:FROM-TO:STEP]] [-target ort|liveness] [-solver auto|NAME] [-profile NAME|file.yaml] [-time-limit 60s] [-report plan.json|plan.html] [-verify] [-sweep-svg sweep.svg] [-emit-milp model.lp|.mps] [-train [-loss sum|mean|mse:TARGET|softmax-xent:LABEL] [-trainable all|NAME,...] [-optimizer sgd:LR]] [-keep NODE,...] [-ort-refine N] [-order file|auto] [-tile auto|off] [-tile-max-extra F] [-arena plan.json] [-input-shape name=DIMS] [-dim sym=N] [-d check,dump]",
+		usage: "model.onnx|graph.pb|model.json -o out [-budget 70%|512MiB|device|sweep[:FROM-TO:STEP]] [-target ort|tfjs|liveness] [-solver auto|NAME] [-profile NAME|file.yaml] [-time-limit 60s] [-report plan.json|plan.html] [-verify] [-sweep-svg sweep.svg] [-emit-milp model.lp|.mps] [-train [-loss sum|mean|mse:TARGET|softmax-xent:LABEL] [-trainable all|NAME,...] [-optimizer sgd:LR]] [-keep NODE,...] [-ort-refine N] [-order file|auto] [-tile auto|off] [-tile-max-extra F] [-arena plan.json] [-input-shape name=DIMS] [-dim sym=N] [-d check,dump]",
 		short: "Choose which values to keep and which to recompute so that the model runs within a memory budget, and write the rewritten model (the default command: `remat-compile model.onnx -o out.onnx -budget 70%`).",
 		setup: func(fs *flag.FlagSet) func(context.Context, []string, *Streams) error {
 			o := &compileOptions{}
@@ -69,7 +69,7 @@ func compileCmd() *command {
 			fs.StringVar(&o.budget, "budget", "", "memory `budget` for activations: bytes with a unit (512MiB, 1.5GB, 1000000) or a percentage of the peak without rematerialization (70%), or sweep[:FROM-TO:STEP] to solve a series of percentages (default sweep:100-5:5) down to the smallest feasible and print a table; device (the default): the profile's memory capacity less the model's inputs and parameters")
 			fs.StringVar(&o.solver, "solver", solvers.Default, "`solver` (see `remat-compile solvers`)")
 			fs.StringVar(&o.profile, "profile", pipeline.DefaultProfile, "device profile: a built-in `name` ("+strings.Join(profiles.Builtins(), ", ")+") or a .yaml file; gives each node's cost and the default budget")
-			fs.StringVar(&o.target, "target", "ort", "the `runtime` to fit for: "+targetNames()+"; its allocator's model predicts the peaks and its order is forced on the written model")
+			fs.StringVar(&o.target, "target", "", "the `runtime` to fit for: "+targetNames()+" (default ort for ONNX models, tfjs for TensorFlow graphs); its allocator's model predicts the peaks and its order is forced on the written model")
 			fs.DurationVar(&o.timeLimit, "time-limit", pipeline.DefaultTimeLimit, "bound on the solver's `time`; it returns its best plan when the time is up")
 			fs.StringVar(&o.report, "report", "", "write a report of the plan to `file`: plan.json (JSON: peaks, overhead, every node's decision with its reason, the memory timelines) or plan.html (one self-contained page with the timelines, the R matrix, the decisions and the sweep)")
 			fs.StringVar(&o.sweepSVG, "sweep-svg", "", "with -budget sweep, draw the overhead-against-peak curve to `file` (.svg)")
@@ -119,9 +119,10 @@ func runCompile(ctx context.Context, o *compileOptions, path string, st *Streams
 	if o.timeLimit <= 0 {
 		return usagef("-time-limit %v: want a positive duration such as 60s", o.timeLimit)
 	}
-	target, err := pipeline.LookupTarget(o.target)
-	if err != nil {
-		return err
+	if o.target != "" {
+		if _, err := pipeline.LookupTarget(o.target); err != nil {
+			return err
+		}
 	}
 	order, err := pipeline.ParseOrder(o.order)
 	if err != nil {
@@ -165,6 +166,10 @@ func runCompile(ctx context.Context, o *compileOptions, path string, st *Streams
 	// With -train the budget's percentage, the peaks and the target's
 	// predictions are the training graph's.
 	m, err := pipeline.Load(ctx, path, lo)
+	if err != nil {
+		return err
+	}
+	target, err := m.TargetFor(o.target)
 	if err != nil {
 		return err
 	}
@@ -314,6 +319,10 @@ func printCompile(w io.Writer, r *report.Compile, res *remat.Result, budget rema
 			formatBytes(r.ORTBeforePeakBytes), formatBytes(r.ORTAfterPeakBytes))
 		fmt.Fprintf(tw, "order:\t%d constraint(s) forced (%s in ORT's own order, %s in the plan's)\n",
 			r.OrderConstraints, formatBytes(r.ORTUnforcedPeakBytes), formatBytes(r.ORTPlanOrderPeakBytes))
+	}
+	if r.TFJSBeforePeakBytes > 0 && (r.Recomputations > 0 || r.Tiling != nil) {
+		fmt.Fprintf(tw, "tensorflow.js:\t%s → %s predicted for tf.profile in the order TensorFlow.js's executor runs the models (%s in the plan's order)\n",
+			formatBytes(r.TFJSBeforePeakBytes), formatBytes(r.TFJSAfterPeakBytes), formatBytes(r.TFJSPlanOrderPeakBytes))
 	}
 	if t := r.Tiling; t != nil {
 		fmt.Fprintf(tw, "tiled:\t%d region(s): %s → %s predicted for %s, %+.1f%% compute\n",

@@ -16,8 +16,8 @@ type convertOptions struct {
 func convertCmd() *command {
 	return &command{
 		name:  "convert",
-		usage: "[-input-shape name=DIMS] [-dim sym=N] [-shapes] -o out.onnx model.onnx",
-		short: "Import and export a model unchanged but for a topologically sorted node list and, with -shapes, the inferred shapes as value_info.",
+		usage: "[-input-shape name=DIMS] [-dim sym=N] [-shapes] -o out.onnx|out.pb|out.json model.onnx|graph.pb|model.json",
+		short: "Import and export a model unchanged: an ONNX model with a topologically sorted node list and, with -shapes, the inferred shapes as value_info; a TensorFlow graph as a binary GraphDef (-o x.pb) or a TensorFlow.js model.json with its weight shards (-o x.json), either from either.",
 		setup: func(fs *flag.FlagSet) func(context.Context, []string, *Streams) error {
 			o := &convertOptions{}
 			o.load.register(fs)

@@ -34,7 +34,7 @@ func inspectCmd() *command {
 			o.load.register(fs)
 			fs.BoolVar(&o.json, "json", false, "print JSON instead of text")
 			fs.IntVar(&o.top, "top", 10, "how many of the largest values live at the peak to list")
-			fs.StringVar(&o.memory, "memory", "ort", "memory model: ort (views and in-place reuse as ONNX Runtime) or liveness (every output its own buffer)")
+			fs.StringVar(&o.memory, "memory", "", "memory model: ort (views and in-place reuse as ONNX Runtime; the default for ONNX models), tfjs (what tf.profile counts, in TensorFlow.js's order; the default for TensorFlow graphs) or liveness (every output its own buffer)")
 			fs.StringVar(&o.profile, "profile", "", "also cost every node on a device profile: a built-in `name` ("+strings.Join(profiles.Builtins(), ", ")+") or a .yaml file (such as one remat-compile profile wrote)")
 			return func(ctx context.Context, args []string, st *Streams) error {
 				if len(args) != 1 {
@@ -47,10 +47,12 @@ func inspectCmd() *command {
 }
 
 func runInspect(ctx context.Context, o *inspectOptions, path string, st *Streams) error {
-	target, err := pipeline.LookupTarget(o.memory)
-	if err != nil {
-		return usagef("-memory %q: want ort or liveness", o.memory)
+	if o.memory != "" {
+		if _, err := pipeline.LookupTarget(o.memory); err != nil {
+			return usagef("-memory %q: want ort, tfjs or liveness", o.memory)
+		}
 	}
+	var err error
 	var prof *profiles.Profile
 	if o.profile != "" {
 		if prof, err = profiles.Load(o.profile); err != nil {
@@ -62,6 +64,10 @@ func runInspect(ctx context.Context, o *inspectOptions, path string, st *Streams
 		return err
 	}
 	m, err := pipeline.Load(ctx, path, lo)
+	if err != nil {
+		return err
+	}
+	target, err := m.TargetFor(o.memory)
 	if err != nil {
 		return err
 	}
@@ -85,7 +91,7 @@ func runInspect(ctx context.Context, o *inspectOptions, path string, st *Streams
 	fmt.Fprintf(w, "parameter bytes:\t%s\n", formatBytes(r.ParamBytes))
 	fmt.Fprintf(w, "input bytes:\t%s\n", formatBytes(r.InputBytes))
 	fmt.Fprintf(w, "activation bytes:\t%s (all node outputs)\n", formatBytes(r.ActivationBytes))
-	fmt.Fprintf(w, "peak memory:\t%s at step %d, node %q (%s); file order, %s memory model, activations only\n", formatBytes(r.PeakBytes), r.PeakStep, r.PeakNode, r.PeakOp, r.MemoryModel)
+	fmt.Fprintf(w, "peak memory:\t%s at step %d, node %q (%s); %s, %s memory model, activations only\n", formatBytes(r.PeakBytes), r.PeakStep, r.PeakNode, r.PeakOp, describeOrder(r.MemoryModel), r.MemoryModel)
 	if r.Note != "" {
 		fmt.Fprintf(w, "note:\t%s\n", r.Note)
 	}
@@ -145,4 +151,12 @@ func formatBytes(n int64) string {
 		return fmt.Sprintf("%d B", n)
 	}
 	return fmt.Sprintf("%d (%s)", n, remat.FormatBytes(n))
+}
+
+// describeOrder names the order inspect simulates under a memory model.
+func describeOrder(model string) string {
+	if model == "tfjs" {
+		return "TensorFlow.js's execution order"
+	}
+	return "file order"
 }

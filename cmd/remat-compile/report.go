@@ -124,6 +124,9 @@ func writeReport(path string, m *pipeline.Model, fit *pipeline.Fit, r *report.Co
 // measured memory per node to r; it returns the summary lines to print
 // and an error when verify could not run or a check failed.
 func verifyFit(ctx context.Context, m *pipeline.Model, fit *pipeline.Fit, out string, r *report.Compile) (string, error) {
+	if m.IsTF() {
+		return verifyFitTF(ctx, m, fit, out)
+	}
 	vr, err := verify.Fitted(ctx, m, fit, out, verify.Options{Seed: 1})
 	if err != nil {
 		return "", fmt.Errorf("-verify: %w", err)

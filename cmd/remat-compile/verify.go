@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"io"
 	"slices"
 	"strconv"
 	"strings"
@@ -22,13 +23,14 @@ type verifyOptions struct {
 	inputShapes listFlag
 	inputValues listFlag
 	json        bool
+	backend     string
 }
 
 func verifyCmd() *command {
 	return &command{
 		name:  "verify",
-		usage: "[-levels disabled,all] [-runs N] [-seed S] [-input-shape name=DIMS] [-input-value name=INT] [-json] orig.onnx remat.onnx",
-		short: "Run a model and its rematerialized rewrite in ONNX Runtime: check bitwise-identical outputs and that every recomputation survived and ran where the plan put it; report both activation peaks and run times.",
+		usage: "[-levels disabled,all] [-backend wasm|cpu] [-runs N] [-seed S] [-input-shape name=DIMS] [-input-value name=INT] [-json] orig.onnx|orig.pb|model.json remat.onnx|remat.pb|remat.json",
+		short: "Run a model and its rematerialized rewrite in ONNX Runtime (ONNX models) or TensorFlow.js (TensorFlow graphs): check bitwise-identical outputs and that every recomputation survived and ran where the plan put it; report both activation peaks and run times.",
 		setup: func(fs *flag.FlagSet) func(context.Context, []string, *Streams) error {
 			o := &verifyOptions{}
 			fs.StringVar(&o.levels, "levels", "disabled,all", "comma-separated ORT optimization `levels` to verify at: disabled, basic, extended, layout, all")
@@ -37,6 +39,7 @@ func verifyCmd() *command {
 			fs.Var(&o.inputShapes, "input-shape", "`name=1x3x224x224`: the shape of a graph input with dynamic dimensions (repeatable)")
 			fs.Var(&o.inputValues, "input-value", "`name=INT`: fill a graph input with this value instead of random ones, e.g. a sample rate (repeatable)")
 			fs.BoolVar(&o.json, "json", false, "print JSON instead of text")
+			fs.StringVar(&o.backend, "backend", "wasm", "TensorFlow.js `backend` for TensorFlow graphs: wasm or cpu (both models run on it)")
 			return func(ctx context.Context, args []string, st *Streams) error {
 				if len(args) != 2 {
 					return usagef("verify takes two model files (the original and the rematerialized one), got %d arguments", len(args))
@@ -48,6 +51,9 @@ func verifyCmd() *command {
 }
 
 func runVerify(ctx context.Context, o *verifyOptions, origPath, rematPath string, st *Streams) error {
+	if verify.IsTFModel(origPath) || verify.IsTFModel(rematPath) {
+		return runVerifyTF(ctx, o, origPath, rematPath, st)
+	}
 	levels, err := parseLevels(o.levels)
 	if err != nil {
 		return err
@@ -167,15 +173,7 @@ func printVerify(st *Streams, r *verify.Report) error {
 			if lr.PredictedBy == "liveness" {
 				by = "liveness model"
 			}
-			fmt.Fprintf(out, "  predicted reduction (%s): %s (%.2f%%); measured %s (%.2f%%)", by, formatBytes(*lr.PredictedReductionBytes), *lr.PredictedReductionPercent, formatBytes(lr.ReductionBytes), lr.ReductionPercent)
-			if lr.MeasuredOverPredictedPercent != nil {
-				verdict := "meets"
-				if !*lr.MeetsAcceptanceBar {
-					verdict = "BELOW"
-				}
-				fmt.Fprintf(out, "; measured/predicted drop %.1f%% (%s the %.0f%% bar)", *lr.MeasuredOverPredictedPercent, verdict, 100*verify.AcceptanceBar)
-			}
-			fmt.Fprintln(out)
+			printPredicted(out, by, *lr.PredictedReductionBytes, *lr.PredictedReductionPercent, lr.ReductionBytes, lr.ReductionPercent, lr.MeasuredOverPredictedPercent, lr.MeetsAcceptanceBar)
 			if lr.PredictedBy == "ort" && lr.LivenessReductionBytes != nil {
 				fmt.Fprintf(out, "  the solver's liveness model predicted a reduction of %s\n", formatBytes(*lr.LivenessReductionBytes))
 			}
@@ -244,4 +242,18 @@ func signedBytes(n int64) string {
 		return "-" + formatBytes(-n)
 	}
 	return "+" + formatBytes(n)
+}
+
+// printPredicted prints the predicted reduction (by a model named by),
+// the measured one and, when known, their ratio against the bar.
+func printPredicted(out io.Writer, by string, predicted int64, predictedPercent float64, measured int64, measuredPercent float64, ratio *float64, meets *bool) {
+	fmt.Fprintf(out, "  predicted reduction (%s): %s (%.2f%%); measured %s (%.2f%%)", by, formatBytes(predicted), predictedPercent, formatBytes(measured), measuredPercent)
+	if ratio != nil {
+		verdict := "meets"
+		if !*meets {
+			verdict = "BELOW"
+		}
+		fmt.Fprintf(out, "; measured/predicted drop %.1f%% (%s the %.0f%% bar)", *ratio, verdict, 100*verify.AcceptanceBar)
+	}
+	fmt.Fprintln(out)
 }

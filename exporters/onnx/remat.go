@@ -599,40 +599,10 @@ func (f *forcer) violation() (*chain, []*ir.Node, error) {
 }
 
 // entriesOf returns the chain's entry nodes that n depends on within the
-// chain (n itself when it reads nothing the chain computes), in chain
-// order.
-func (c *chain) entriesOf(n *ir.Node) []*ir.Node {
-	need := map[*ir.Node]bool{}
-	var walk func(*ir.Node)
-	walk = func(x *ir.Node) {
-		if need[x] {
-			return
-		}
-		need[x] = true
-		for _, v := range x.AllInputs() {
-			if v != nil && v.Def != nil && c.set[v.Def] {
-				walk(v.Def)
-			}
-		}
-	}
-	walk(n)
-	var out []*ir.Node
-	for _, x := range c.nodes {
-		if need[x] && c.isEntry(x) {
-			out = append(out, x)
-		}
-	}
-	return out
-}
+// chain (remat.ChainEntries).
+func (c *chain) entriesOf(n *ir.Node) []*ir.Node { return remat.ChainEntries(c.nodes, c.set, n) }
 
-func (c *chain) isEntry(n *ir.Node) bool {
-	for _, v := range n.AllInputs() {
-		if v != nil && v.Def != nil && c.set[v.Def] {
-			return false
-		}
-	}
-	return true
-}
+func (c *chain) isEntry(n *ir.Node) bool { return remat.IsChainEntry(c.set, n) }
 
 // cseKey identifies what ORT's CSE compares: op, domain, attributes and
 // input tensors.

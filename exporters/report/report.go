@@ -99,6 +99,14 @@ type Compile struct {
 	ORTPlanOrderPeakBytes int64 `json:"ort_model_plan_order_peak_bytes"`
 	ORTUnforcedPeakBytes  int64 `json:"ort_model_unforced_peak_bytes"`
 	OrderConstraints      int   `json:"order_constraints"`
+	// TFJSBeforePeakBytes and TFJSAfterPeakBytes are the peaks the tfjs
+	// target predicts for the original and the rewrite (tf.profile's peak
+	// less weights and feeds, in the order TensorFlow.js's executor runs
+	// the written models), TFJSPlanOrderPeakBytes the rewrite's in the
+	// plan's order; 0 for other targets.
+	TFJSBeforePeakBytes    int64 `json:"tfjs_model_before_peak_bytes,omitempty"`
+	TFJSAfterPeakBytes     int64 `json:"tfjs_model_after_peak_bytes,omitempty"`
+	TFJSPlanOrderPeakBytes int64 `json:"tfjs_model_plan_order_peak_bytes,omitempty"`
 	// OrderedNodes lists them as "NODE after SOURCE".
 	OrderedNodes []string `json:"ordered_nodes"`
 	// Order is the execution-order mode (file, auto); with auto,

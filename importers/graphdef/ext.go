@@ -29,30 +29,20 @@ import (
 // Output values of nodes have no Ext.
 
 // Format is the file format of a TensorFlow graph.
-type Format uint8
+type Format = tfpb.Format
 
+// The formats.
 const (
 	// FormatAuto lets Import decide from the bytes: a JSON object is a
 	// TensorFlow.js model.json, anything else a binary GraphDef.
-	FormatAuto Format = iota
+	FormatAuto = tfpb.FormatAuto
 	// FormatGraphDef is a binary GraphDef protobuf (a frozen graph, .pb).
-	FormatGraphDef
+	FormatGraphDef = tfpb.FormatGraphDef
 	// FormatTFJS is a TensorFlow.js graph model: model.json (the GraphDef
 	// in the proto3 JSON mapping and a weights manifest) and the binary
 	// weight shards the manifest names.
-	FormatTFJS
+	FormatTFJS = tfpb.FormatTFJS
 )
-
-// String names the format for messages.
-func (f Format) String() string {
-	switch f {
-	case FormatGraphDef:
-		return "GraphDef"
-	case FormatTFJS:
-		return "TensorFlow.js graph model"
-	}
-	return "auto"
-}
 
 // ModelInfo is the Ext of an imported graph.
 type ModelInfo struct {
@@ -98,6 +88,14 @@ func (m *ModelInfo) TFJSTopLevel() (keys []string, values []json.RawMessage, ok 
 	return keys, values, true
 }
 
+// TFJSSource returns model.json as read (nil for a binary GraphDef).
+func (m *ModelInfo) TFJSSource() []byte {
+	if m.TFJS == nil {
+		return nil
+	}
+	return m.TFJS.Source
+}
+
 // TFJSShards returns the weight shards as read: their paths as the manifest
 // writes them (relative to the model's directory), in manifest order, the
 // manifest group of each, and their contents. Writing them back unchanged
@@ -140,6 +138,9 @@ type TFJSInfo struct {
 	// BaseDir is the directory the shard paths were resolved against (""
 	// when the shards came from Options.Shards).
 	BaseDir string
+	// Source is model.json as read, byte for byte: an exporter writes it
+	// back unchanged when the model it writes is the model read.
+	Source []byte
 }
 
 // Field returns the raw JSON of the top-level member key, or nil.
@@ -153,10 +154,7 @@ func (t *TFJSInfo) Field(key string) json.RawMessage {
 }
 
 // JSONField is one member of a JSON object: its key and raw value.
-type JSONField struct {
-	Key   string
-	Value json.RawMessage
-}
+type JSONField = tfpb.JSONMember
 
 // WeightGroup is one group of the weights manifest.
 type WeightGroup struct {

@@ -11,41 +11,14 @@ import (
 	"testing"
 
 	"github.com/remat-compile/remat/importers/graphdef"
+	"github.com/remat-compile/remat/internal/testmodels"
 	"github.com/remat-compile/remat/ir"
 	"github.com/remat-compile/remat/ir/irtext"
 	"github.com/remat-compile/remat/pipeline"
 )
 
-// tfManifest returns the manifest of the real TensorFlow.js models that
-// ../shared/models/fetch-tf.sh writes: $REMAT_TF_MODELS (scripts/setup.sh
-// prints it), else MANIFEST-tf.tsv under $REMAT_CACHE/models or
-// ~/.cache/remat-compile/models. Missing, it skips under -short and fails
-// otherwise.
-func tfManifest(t *testing.T) string {
-	t.Helper()
-	p := os.Getenv("REMAT_TF_MODELS")
-	if p == "" {
-		dir := os.Getenv("REMAT_CACHE")
-		if dir == "" {
-			home, err := os.UserHomeDir()
-			if err != nil {
-				t.Fatalf("neither REMAT_TF_MODELS nor HOME is set")
-			}
-			dir = filepath.Join(home, ".cache", "remat-compile")
-		}
-		p = filepath.Join(dir, "models", "MANIFEST-tf.tsv")
-	}
-	if _, err := os.Stat(p); err != nil {
-		if testing.Short() {
-			t.Skipf("real TensorFlow.js models: %v (skipped in -short mode)", err)
-		}
-		t.Fatalf("real TensorFlow.js models: %v\nRun scripts/setup.sh, which fetches them with ../shared/models/fetch-tf.sh and prints REMAT_TF_MODELS to export.", err)
-	}
-	return p
-}
-
 func tfModels(t *testing.T) []pipeline.ModelSpec {
-	specs, err := pipeline.ReadManifest(tfManifest(t))
+	specs, err := pipeline.ReadManifest(testmodels.TFManifest(t))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,7 +11,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"sort"
 	"strconv"
 
 	"github.com/remat-compile/remat/internal/tfpb"
@@ -25,11 +24,11 @@ func (im *importer) tfjs(data []byte) *ir.Graph {
 		im.errorf(im.filePos(), format, args...)
 		return nil
 	}
-	fields, err := members(data, true)
+	fields, err := tfpb.JSONMembers(data, true)
 	if err != nil {
 		return fail("not a valid TensorFlow.js model.json: %v", err)
 	}
-	tj := &TFJSInfo{Fields: fields}
+	tj := &TFJSInfo{Fields: fields, Source: slices.Clone(data)}
 	info := &ModelInfo{Format: FormatTFJS, TFJS: tj}
 	strField := func(key string) (string, error) {
 		raw := tj.Field(key)
@@ -99,51 +98,11 @@ func (im *importer) tfjs(data []byte) *ir.Graph {
 
 func isNull(raw json.RawMessage) bool { return string(bytes.TrimSpace(raw)) == "null" }
 
-// members reads a JSON object's members in order, refusing a key given
-// twice; top requires nothing after the object.
-func members(data []byte, top bool) ([]JSONField, error) {
-	dec := json.NewDecoder(bytes.NewReader(data))
-	t, err := dec.Token()
-	if err != nil {
-		return nil, err
-	}
-	if d, ok := t.(json.Delim); !ok || d != '{' {
-		return nil, fmt.Errorf("expected a JSON object, found %v", t)
-	}
-	var out []JSONField
-	seen := map[string]bool{}
-	for dec.More() {
-		t, err := dec.Token()
-		if err != nil {
-			return nil, err
-		}
-		key := t.(string) // object keys are strings
-		if seen[key] {
-			return nil, fmt.Errorf("member %q appears twice", key)
-		}
-		seen[key] = true
-		var raw json.RawMessage
-		if err := dec.Decode(&raw); err != nil {
-			return nil, fmt.Errorf("member %q: %v", key, err)
-		}
-		out = append(out, JSONField{Key: key, Value: raw})
-	}
-	if _, err := dec.Token(); err != nil {
-		return nil, err
-	}
-	if top {
-		if _, err := dec.Token(); err != io.EOF {
-			return nil, fmt.Errorf("data after the JSON object")
-		}
-	}
-	return out, nil
-}
-
 // signatureOf picks the signature as TensorFlow.js does:
 // userDefinedMetadata.signature when it is there, else signature.
 func signatureOf(tj *TFJSInfo) json.RawMessage {
 	if udm := tj.Field("userDefinedMetadata"); udm != nil && !isNull(udm) {
-		if ms, err := members(udm, false); err == nil {
+		if ms, err := tfpb.JSONMembers(udm, false); err == nil {
 			for _, m := range ms {
 				if m.Key == "signature" && !isNull(m.Value) {
 					return m.Value
@@ -164,7 +123,7 @@ func signatureOf(tj *TFJSInfo) json.RawMessage {
 // numeric order, as in every JavaScript object (and the same for the keys
 // of the outputs object they are read from).
 func signatureOutputs(sig json.RawMessage) ([]string, error) {
-	ms, err := members(sig, false)
+	ms, err := tfpb.JSONMembers(sig, false)
 	if err != nil {
 		return nil, err
 	}
@@ -177,7 +136,7 @@ func signatureOutputs(sig json.RawMessage) ([]string, error) {
 	if outs == nil || isNull(outs) {
 		return nil, nil
 	}
-	entries, err := members(outs, false)
+	entries, err := tfpb.JSONMembers(outs, false)
 	if err != nil {
 		return nil, fmt.Errorf("outputs: %v", err)
 	}
@@ -188,7 +147,7 @@ func signatureOutputs(sig json.RawMessage) ([]string, error) {
 	}
 	var names []string
 	seen := map[string]bool{}
-	for _, k := range jsKeyOrder(keys) {
+	for _, k := range tfpb.JSKeyOrder(keys) {
 		var entry struct {
 			Name *string `json:"name"`
 		}
@@ -200,27 +159,7 @@ func signatureOutputs(sig json.RawMessage) ([]string, error) {
 			names = append(names, *entry.Name)
 		}
 	}
-	return jsKeyOrder(names), nil
-}
-
-// jsKeyOrder orders keys as a JavaScript object enumerates them: array
-// indices (canonical decimal integers below 2³²−1) first, ascending, then
-// the rest in insertion order.
-func jsKeyOrder(keys []string) []string {
-	var idx, rest []string
-	for _, k := range keys {
-		if n, err := strconv.ParseUint(k, 10, 32); err == nil && n < math.MaxUint32 && strconv.FormatUint(n, 10) == k {
-			idx = append(idx, k)
-		} else {
-			rest = append(rest, k)
-		}
-	}
-	sort.SliceStable(idx, func(i, j int) bool {
-		a, _ := strconv.ParseUint(idx[i], 10, 32)
-		b, _ := strconv.ParseUint(idx[j], 10, 32)
-		return a < b
-	})
-	return append(idx, rest...)
+	return tfpb.JSKeyOrder(names), nil
 }
 
 // jsonWeight is a weights manifest entry.

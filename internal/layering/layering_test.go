@@ -34,6 +34,7 @@ var rules = []struct {
 	{"internal/pbtest", []string{"google.golang.org/protobuf/*"}}, // tests only
 	{"importers/*", []string{"ir", "internal/onnxpb", "internal/tfpb", "internal/pbcheck", "google.golang.org/protobuf/*"}},
 	{"exporters/onnx", []string{"ir", "internal/onnxpb", "internal/atomicfile", "passes/remat", "google.golang.org/protobuf/*"}},
+	{"exporters/graphdef", []string{"ir", "internal/tfpb", "internal/atomicfile", "passes/remat", "google.golang.org/protobuf/*"}},
 	{"exporters/report", []string{"ir", "passes/remat"}},
 	{"profiles", []string{"ir", "gopkg.in/yaml.v3"}},
 	{"passes", []string{"ir"}},
@@ -46,19 +47,21 @@ var rules = []struct {
 	{"passes/remat/solvertest", []string{"passes/remat"}},
 	{"targets", []string{"ir", "passes/memory", "passes/remat"}},
 	{"targets/ort", []string{"ir", "passes/memory", "passes/remat", "targets", "exporters/onnx"}},
+	{"targets/tfjs", []string{"ir", "passes/memory", "passes/remat", "targets", "exporters/graphdef", "internal/tfpb"}},
 	{"targets/liveness", []string{"ir", "passes/memory", "passes/remat", "targets"}},
-	{"pipeline", []string{"ir", "ir/irtext", "importers/*", "passes", "passes/*", "passes/remat/*", "targets", "targets/*", "exporters/*", "profiles", "internal/zoo", "internal/atomicfile"}},
+	{"pipeline", []string{"ir", "ir/irtext", "importers/*", "passes", "passes/*", "passes/remat/*", "targets", "targets/*", "exporters/*", "profiles", "internal/zoo", "internal/zoo/tfgraph", "internal/atomicfile"}},
 	{"internal/atomicfile", nil},
 	{"bench", []string{"ir", "pipeline", "passes/autodiff", "passes/remat", "passes/remat/*", "profiles"}},
 	{"verify", []string{"ir", "pipeline", "targets", "targets/*", "importers/*", "exporters/*", "internal/onnxpb", "internal/ort", "internal/tfjs", "google.golang.org/protobuf/*"}},
 	{"profiles/measure", []string{"ir", "pipeline", "profiles", "internal/ort", "exporters/onnx", "importers/onnx", "passes/autodiff", "passes/remat", "passes/shapes", "verify"}},
-	{"internal/onnxtest", []string{"internal/onnxpb", "google.golang.org/protobuf/*"}},          // tests only
-	{"internal/testmodels", []string{"ir", "importers/onnx", "exporters/onnx", "internal/ort"}}, // tests only
+	{"internal/onnxtest", []string{"internal/onnxpb", "google.golang.org/protobuf/*"}},                           // tests only
+	{"internal/testmodels", []string{"ir", "importers/onnx", "exporters/onnx", "internal/ort", "internal/tfjs"}}, // tests only
 	{"internal/milp", []string{"internal/cbc", "github.com/ebitengine/purego"}},
 	{"internal/cbc", []string{"github.com/ebitengine/purego"}},
 	{"internal/ort", []string{"github.com/yalue/onnxruntime_go"}},
 	{"internal/tfjs", nil},
 	{"internal/zoo", []string{"ir"}},
+	{"internal/zoo/tfgraph", []string{"ir", "passes/shapes"}},
 	{"internal/layering", nil},
 	{"internal/e2e", nil},      // tests only
 	{"internal/memcheck", nil}, // tests only

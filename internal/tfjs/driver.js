@@ -191,33 +191,36 @@ function compileOrder(model, feeds, outputs) {
   return ex.compile(mapped, outNodes).orderedNodes.map(n => n.name);
 }
 
-// hookNodes records, for every node the executor runs, the kernels the
-// profile recorded up to its end and the engine's byte count before and
-// after the executor disposed what that node was the last consumer of. The
+// hookNodes records, for every node the executor runs, the dtype and shape
+// of each tensor its op returned, the kernels the profile recorded up to
+// its end and the engine's byte count before and after the executor
+// disposed what that node was the last consumer of. The
 // hooks wrap instance methods that execute() (checkTensorForDisposalWith-
 // NodeLiveUntilInfo) and executeAsync() (checkTensorForDisposal) call right
 // after each node's op; they change nothing that tfjs computes.
 function hookNodes(model, records) {
   const ex = model.executor;
   const engine = tf.engine();
-  const wrap = (method, nodeOf) => {
+  const wrap = (method, nodeOf, mapOf) => {
     const orig = ex[method];
     if (typeof orig !== 'function') {
       throw new Error(`this tfjs has no GraphExecutor.${method}: the harness needs tfjs-converter 4.22`);
     }
     ex[method] = function(...args) {
       const node = nodeOf(args);
+      const tensorMap = mapOf(args);
+      const outs = ((tensorMap && tensorMap[node.name]) || []).map(t => t ? {dtype: t.dtype, shape: t.shape} : null);
       const before = engine.state.numBytes;
       const r = orig.apply(this, args);
       const prof = engine.state.profiling ? engine.state.activeProfile.kernels.length : -1;
-      records.push({name: node.name, op: node.op, kernelsEnd: prof, bytesBeforeFree: before,
+      records.push({name: node.name, op: node.op, outputs: outs, kernelsEnd: prof, bytesBeforeFree: before,
         bytesAfterFree: engine.state.numBytes, tensorsAfterFree: engine.state.numTensors});
       return r;
     };
     return () => { ex[method] = orig; };
   };
-  const u1 = wrap('checkTensorForDisposalWithNodeLiveUntilInfo', a => a[0]);
-  const u2 = wrap('checkTensorForDisposal', a => a[1]);
+  const u1 = wrap('checkTensorForDisposalWithNodeLiveUntilInfo', a => a[0], a => a[1]);
+  const u2 = wrap('checkTensorForDisposal', a => a[1], a => a[2]);
   let hooked = true;
   return () => {
     if (hooked) { u1(); u2(); hooked = false; }

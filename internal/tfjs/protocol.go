@@ -80,12 +80,18 @@ type kernelJSON struct {
 }
 
 type nodeJSON struct {
-	Name             string `json:"name"`
-	Op               string `json:"op"`
-	KernelsEnd       int    `json:"kernelsEnd"`
-	BytesBeforeFree  int64  `json:"bytesBeforeFree"`
-	BytesAfterFree   int64  `json:"bytesAfterFree"`
-	TensorsAfterFree int    `json:"tensorsAfterFree"`
+	Outputs          []*tensorInfoJSON `json:"outputs"`
+	Name             string            `json:"name"`
+	Op               string            `json:"op"`
+	KernelsEnd       int               `json:"kernelsEnd"`
+	BytesBeforeFree  int64             `json:"bytesBeforeFree"`
+	BytesAfterFree   int64             `json:"bytesAfterFree"`
+	TensorsAfterFree int               `json:"tensorsAfterFree"`
+}
+
+type tensorInfoJSON struct {
+	DType DType   `json:"dtype"`
+	Shape []int64 `json:"shape"`
 }
 
 func ms(v float64) time.Duration { return time.Duration(v * float64(time.Millisecond)) }
@@ -160,6 +166,16 @@ func (jr *jobResult) result(resp *response, shapesOnly bool) (*Result, error) {
 	for _, n := range jr.Nodes {
 		e := Executed{Name: n.Name, Op: n.Op, BytesBeforeFree: n.BytesBeforeFree,
 			BytesAfterFree: n.BytesAfterFree, TensorsAfterFree: n.TensorsAfterFree}
+		for _, o := range n.Outputs {
+			ti := TensorInfo{}
+			if o != nil {
+				ti = TensorInfo{DType: o.DType, Shape: o.Shape}
+				if ti.Shape == nil {
+					ti.Shape = []int64{}
+				}
+			}
+			e.Outputs = append(e.Outputs, ti)
+		}
 		if n.KernelsEnd >= prev && n.KernelsEnd <= len(r.Kernels) {
 			e.Kernels = [2]int{prev, n.KernelsEnd}
 			for k := prev; k < n.KernelsEnd; k++ {

@@ -70,9 +70,9 @@
 // totals after it and its time (Kernel). The driver also wraps the
 // executor's per-node disposal step (an instance method execute() calls
 // right after each node's op) to record, for every node that ran, the
-// kernels it issued and the engine's bytes before and after the frees that
-// follow it (Result.Executed), from which memory over time and per-node
-// times follow.
+// kernels it issued, the type and shape of each output, and the engine's
+// bytes before and after the frees that follow it (Result.Executed), from
+// which memory over time, per-node times and every value's type follow.
 //
 // Wall times (Result.RunTimes) are Options.Runs further executions, each
 // timed from the call to execute until every output's data is read, after
@@ -374,6 +374,16 @@ type Executed struct {
 	// absolute: subtract Memory.BaselineBytes.
 	BytesBeforeFree, BytesAfterFree int64
 	TensorsAfterFree                int
+	// Outputs are the type and shape of each tensor the node's op
+	// returned, in output order (a nil Shape for an output it left
+	// undefined).
+	Outputs []TensorInfo
+}
+
+// TensorInfo is the element type and shape of a tensor.
+type TensorInfo struct {
+	DType DType
+	Shape []int64
 }
 
 // Timing is where the time of a call went, as the driver measured it.

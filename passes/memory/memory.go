@@ -136,6 +136,12 @@ type Options struct {
 	// dependencies, exporters/onnx ORTRun). They extend lifetimes only:
 	// no view, in-place write or workspace depends on them.
 	Holds func(n *ir.Node) []*ir.Value
+	// ValueBytes, when set, gives the bytes of a value (before
+	// AlignBytes) instead of its type's: a runtime that stores an element
+	// type in another (TensorFlow.js keeps int64 values as int32 and
+	// float16 ones as float32) holds values of other sizes than their IR
+	// types say. ok false means the size is unknown.
+	ValueBytes func(v *ir.Value) (n int64, ok bool)
 	// Prepacked gives, under Arena, the bytes a node's kernel copies its
 	// constant weights into inside the arena when the session is created
 	// (before the first step, in the root graph's node order, never
@@ -315,7 +321,13 @@ func (s *sim) bytesOf(v *ir.Value) int64 {
 	if n := s.sizes[v.ID]; n != -2 {
 		return n
 	}
-	n, ok := v.Type.Bytes()
+	var n int64
+	var ok bool
+	if s.opts.ValueBytes != nil {
+		n, ok = s.opts.ValueBytes(v)
+	} else {
+		n, ok = v.Type.Bytes()
+	}
 	if !ok {
 		n = -1
 	} else if a := s.opts.AlignBytes; a > 1 {

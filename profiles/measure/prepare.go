@@ -70,6 +70,9 @@ func prepareModel(ctx context.Context, spec pipeline.ModelSpec, lo pipeline.Load
 	if err != nil {
 		return nil, err
 	}
+	if m.IsTF() {
+		return nil, fmt.Errorf("%s: a TensorFlow graph cannot be profiled: profile times each node alone in ONNX Runtime and fits the cost model to ONNX ops, and has no TensorFlow.js path (remat-compile verify measures a TensorFlow graph's run and kernel times in TensorFlow.js)", spec.Name)
+	}
 	pm := &preparedModel{spec: spec, kind: KindInference, model: m}
 	if train != nil {
 		if err := m.Train(ctx, *train); err != nil {

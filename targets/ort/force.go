@@ -1,14 +1,13 @@
 package ort
 
 import (
-	"cmp"
 	"fmt"
-	"slices"
 
 	onnxexp "github.com/remat-compile/remat/exporters/onnx"
 	"github.com/remat-compile/remat/ir"
 	"github.com/remat-compile/remat/passes/memory"
 	"github.com/remat-compile/remat/passes/remat"
+	"github.com/remat-compile/remat/targets"
 )
 
 // Peak returns g's peak under Memory() in the order ONNX Runtime runs the
@@ -87,132 +86,51 @@ type orderResult struct {
 }
 
 // forceOrder chooses the order constraints (exporters/onnx Options.Order)
-// for the export of the rewritten graph g with opts. ONNX Runtime runs its
-// own depth-first order (Schedule),
-// which can run a node long before the plan does and keep its output, or
-// what it reads, live across the gap the plan meant to free. Greedily,
-// while the peak under Memory() in ORT's order exceeds the peak in
-// the plan's order: among the nodes ORT runs before their plan
-// predecessor (the nearest earlier node of the plan that is no Constant
-// and no view, and has a tensor output) and that a constraint can hold
-// back (CanForceOrder: no depbias, no broken fusion), take the one whose
-// constraint "after its plan predecessor" lowers the predicted ORT-order
-// peak most, and stop when none lowers it. Each node gets at most one
-// constraint, so the loop ends.
+// for the export of the rewritten graph g with opts (targets.ForceOrder):
+// ONNX Runtime runs its own depth-first order (Schedule), which can run a
+// node long before the plan does. A constraint never takes the depbias
+// form and never breaks a fusion (CanForceOrder); Constant nodes, which
+// ORT folds, neither wait nor are waited for; views, which ORT may run
+// anywhere, are not waited for (isSource).
 func forceOrder(g *ir.Graph, opts onnxexp.Options) (*orderResult, error) {
 	plan, err := memory.Simulate(g, g.Nodes, Memory())
 	if err != nil {
 		return nil, err
 	}
-	// score simulates the export with constraints cons: the peak, the
-	// excess (the bytes above the plan-order peak, summed over the steps)
-	// and ORT's order.
-	score := func(cons []remat.OrderConstraint) (int64, int64, []*ir.Node, error) {
+	simulate := func(cons []remat.OrderConstraint) (*memory.Result, []*ir.Node, error) {
 		o := opts
 		o.Order = cons
-		r, seq, err := Simulate(g, o)
-		if err != nil {
-			return 0, 0, nil, err
-		}
-		var excess int64
-		for _, d := range r.During {
-			excess += max(0, d-plan.PeakBytes)
-		}
-		return r.PeakBytes, excess, seq, nil
+		return Simulate(g, o)
 	}
-	peak, excess, seq, err := score(nil)
+	unforced, _, err := simulate(nil)
 	if err != nil {
 		return nil, err
-	}
-	res := &orderResult{PlanPeak: plan.PeakBytes, UnforcedPeak: peak, Peak: peak}
-	// pred[n] is n's plan predecessor, the node a constraint holds n
-	// behind.
-	pred := map[*ir.Node]*ir.Node{}
-	var last *ir.Node
-	for _, n := range g.Nodes {
-		if n.Op == "Constant" && (n.Domain == "" || n.Domain == "ai.onnx") {
-			continue
-		}
-		if last != nil {
-			pred[n] = last
-		}
-		if isSource(n) {
-			last = n
-		}
 	}
 	// The simulation is of level "disabled". At other levels the
 	// optimizers renumber nodes and so move ORT's order in ways it does
 	// not predict, and each dependency perturbs that too: constraints are
 	// kept only for a predicted gain of at least minGain (on the FCN8
 	// training graph, two constraints that promised 768 B at "disabled"
-	// cost 4.6 KB at "all").
-	minGain := max(res.UnforcedPeak/orderMinGainDiv, 2*memory.ArenaAlign)
-	done := map[*ir.Node]bool{}
-	var cons []remat.OrderConstraint
-	rounds := 0
-	for peak > res.PlanPeak {
-		pos := make(map[*ir.Node]int, len(seq))
-		for i, n := range seq {
-			pos[n] = i
-		}
-		// The candidates, most promising first: the bytes a node
-		// outputs times how far ahead of its plan predecessor ORT runs
-		// it. Only the first orderCandidates are simulated each round,
-		// and at most orderRounds rounds run, so that the search stays
-		// within seconds on graphs of thousands of nodes (each simulation
-		// exports and replays the whole graph); the bound is on work, not
-		// time, so the output stays deterministic.
-		type cand struct {
-			n, s  *ir.Node
-			score int64
-		}
-		var cands []cand
-		for _, n := range g.Nodes {
-			s := pred[n]
-			if s == nil || done[n] || pos[n] > pos[s] || !onnxexp.CanForceOrder(n) {
-				continue
-			}
-			var out int64
-			for _, o := range n.Outputs {
-				if o != nil {
-					if b, ok := o.Type.Bytes(); ok {
-						out += b
-					}
-				}
-			}
-			cands = append(cands, cand{n, s, out * int64(pos[s]-pos[n])})
-		}
-		slices.SortStableFunc(cands, func(a, b cand) int { return cmp.Compare(b.score, a.score) })
-		cands = cands[:min(len(cands), orderCandidates)]
-		if rounds++; rounds > orderRounds {
-			break
-		}
-		var best remat.OrderConstraint
-		bestPeak, bestExcess, bestSeq := peak, excess, seq
-		for _, cd := range cands {
-			c := remat.OrderConstraint{Node: cd.n, After: cd.s}
-			p, e, q, err := score(append(slices.Clip(cons), c))
-			if err != nil {
-				continue // the exporter cannot place it (a depbias in the way)
-			}
-			if p < bestPeak || p == bestPeak && e < bestExcess {
-				best, bestPeak, bestExcess, bestSeq = c, p, e, q
-			}
-		}
-		if best.Node == nil {
-			break
-		}
-		done[best.Node] = true
-		cons = append(cons, best)
-		if bestPeak <= res.Peak-minGain {
-			// Keep the constraints up to the last that lowered the peak
-			// by minGain; those after it lowered only the excess or the
-			// peak by less.
-			res.Constraints, res.Peak = slices.Clone(cons), bestPeak
-		}
-		peak, excess, seq = bestPeak, bestExcess, bestSeq
+	// cost 4.6 KB at "all"). The search simulates at most orderCandidates
+	// candidates per round for orderRounds rounds, so that it stays within
+	// seconds on graphs of thousands of nodes (each simulation exports and
+	// replays the whole graph); the bound is on work, not time, so the
+	// output stays deterministic.
+	r, err := targets.ForceOrder(g, plan.PeakBytes, targets.ForceOptions{
+		Simulate: simulate,
+		CanForce: onnxexp.CanForceOrder,
+		IsSource: isSource,
+		Skip: func(n *ir.Node) bool {
+			return n.Op == "Constant" && (n.Domain == "" || n.Domain == "ai.onnx")
+		},
+		MinGain:    max(unforced.PeakBytes/orderMinGainDiv, 2*memory.ArenaAlign),
+		Candidates: orderCandidates,
+		Rounds:     orderRounds,
+	})
+	if err != nil {
+		return nil, err
 	}
-	return res, nil
+	return &orderResult{Constraints: r.Constraints, PlanPeak: plan.PeakBytes, UnforcedPeak: r.UnforcedPeak, Peak: r.Peak}, nil
 }
 
 // orderCandidates and orderRounds bound forceOrder's search: the

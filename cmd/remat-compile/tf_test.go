@@ -1,0 +1,121 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/remat-compile/remat/exporters/report"
+	"github.com/remat-compile/remat/internal/testmodels"
+	"github.com/remat-compile/remat/verify"
+)
+
+// TestTFCommands runs the commands on a TensorFlow graph (the zoo's U-Net
+// built as one): compile writes model.json with the tfjs target by
+// default and reports tfjs's peaks; convert writes a .pb from it and a
+// model.json from that; inspect simulates TensorFlow.js's order; -target ort and
+// cross-format outputs are errors naming the fix; verify runs the model
+// and its conversions in TensorFlow.js.
+func TestTFCommands(t *testing.T) {
+	dir := t.TempDir()
+	src := "zoo:unet:tf:res=64"
+	out := filepath.Join(dir, "out", "model.json")
+	if err := os.MkdirAll(filepath.Dir(out), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	rep := filepath.Join(dir, "r.json")
+	code, stdout, stderr := run(t, src, "-o", out, "-budget", "128KiB", "-report", rep)
+	if code != exitOK {
+		t.Fatalf("compile: exit %d: %s%s", code, stdout, stderr)
+	}
+	var r report.Compile
+	data, err := os.ReadFile(rep)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(data, &r); err != nil {
+		t.Fatal(err)
+	}
+	if r.Target != "tfjs" || r.TFJSBeforePeakBytes != 128<<10 {
+		t.Errorf("report: target %q, tfjs peak %d; want tfjs, 128 KiB", r.Target, r.TFJSBeforePeakBytes)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "out", "model.bin")); err != nil {
+		t.Errorf("compile wrote no weight shard: %v", err)
+	}
+
+	pb := filepath.Join(dir, "u.pb")
+	back := filepath.Join(dir, "back", "model.json")
+	if err := os.MkdirAll(filepath.Dir(back), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	// model.json → .pb → model.json.
+	for _, c := range [][]string{{"convert", "-o", pb, out}, {"convert", "-o", back, pb}} {
+		if code, stdout, stderr := run(t, c...); code != exitOK {
+			t.Fatalf("%v: exit %d: %s%s", c, code, stdout, stderr)
+		}
+	}
+
+	code, stdout, stderr = run(t, "inspect", src)
+	if code != exitOK || !strings.Contains(stdout, "TensorFlow.js's execution order, tfjs memory model") {
+		t.Errorf("inspect: exit %d:\n%s%s", code, stdout, stderr)
+	}
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{src, "-o", filepath.Join(dir, "x.json"), "-target", "ort"}, "use tfjs"},
+		{[]string{"convert", "-o", filepath.Join(dir, "x.onnx"), src}, "does not convert between TensorFlow and ONNX"},
+		{[]string{"profile", "-o", filepath.Join(dir, "p.yaml"), src}, "a TensorFlow graph cannot be profiled"},
+	} {
+		code, stdout, stderr := run(t, c.args...)
+		if code == exitOK || !strings.Contains(stderr, c.want) {
+			t.Errorf("%v: exit %d, want an error containing %q:\n%s%s", c.args, code, c.want, stdout, stderr)
+		}
+	}
+
+	testmodels.RequireTFJS(t)
+	for _, remat := range []string{pb, back} {
+		code, stdout, stderr := run(t, "verify", "-runs", "1", "-json", out, remat)
+		var vr verify.TFReport
+		if err := json.Unmarshal([]byte(stdout), &vr); err != nil {
+			t.Fatalf("verify %s: exit %d: %v\n%s%s", remat, code, err, stdout, stderr)
+		}
+		if code != exitOK || !vr.OK || len(vr.Outputs) != 1 || !vr.Outputs[0].Equal || vr.Orig.PeakBytes != 128<<10 || vr.Rematted.PeakBytes != 128<<10 {
+			t.Errorf("verify %s: exit %d, report %+v", remat, code, vr)
+		}
+	}
+}
+
+// TestTFCompileSelfie compiles the real selfie segmentation model at 95%
+// of its peak (the least remat reaches on it) for TensorFlow.js and
+// verifies the rewrite there: outputs bitwise equal, every recomputation
+// where the plan put it, the measured drop at least 80% of the predicted.
+func TestTFCompileSelfie(t *testing.T) {
+	var m testmodels.TFModel
+	for _, x := range testmodels.TFModels(t) {
+		if x.Name == "selfie" {
+			m = x
+		}
+	}
+	if m.Path == "" {
+		t.Fatal("the manifest has no selfie model")
+	}
+	testmodels.RequireTFJS(t)
+	out := filepath.Join(t.TempDir(), "model.json")
+	shape := m.Inputs[0].Name + "=" + strings.Trim(strings.Join(strings.Fields(fmt.Sprint(m.Inputs[0].Shape)), "x"), "[]")
+	code, stdout, stderr := run(t, m.Path, "-o", out, "-budget", "95%", "-input-shape", shape, "-time-limit", "20s")
+	if code != exitOK || !strings.Contains(stdout, "tensorflow.js:") {
+		t.Fatalf("compile: exit %d:\n%s%s", code, stdout, stderr)
+	}
+	code, stdout, stderr = run(t, "verify", "-runs", "3", "-json", "-input-shape", shape, m.Path, out)
+	var vr verify.TFReport
+	if err := json.Unmarshal([]byte(stdout), &vr); err != nil {
+		t.Fatalf("verify: exit %d: %v\n%s%s", code, err, stdout, stderr)
+	}
+	if code != exitOK || !vr.OK || !vr.PlacementChecked || len(vr.Recompute) == 0 || vr.MeetsAcceptanceBar == nil || !*vr.MeetsAcceptanceBar {
+		t.Errorf("verify: exit %d, ok %v, placement checked %v, %d recomputations, meets the bar %v; failures %v", code, vr.OK, vr.PlacementChecked, len(vr.Recompute), vr.MeetsAcceptanceBar, vr.Failures)
+	}
+}
