@@ -235,19 +235,6 @@ func (m *Model) Fit(ctx context.Context, o FitOptions) (*Fit, error) {
 		}
 		res, terr := n.tile(ctx, o.Target, o.Profile, tb, o.TileMaxExtra)
 		var tbe *tile.BudgetError
-		if errors.As(terr, &tbe) {
-			// The search is greedy, and its path depends on the budget:
-			// asked for the lowest peak it can find, it may go lower.
-			if n2, err2 := m.Rebuild(ctx); err2 == nil && (!f.Reordered || n2.reorder(ctx, &Fit{}, f.Target) == nil) {
-				res2, terr2 := n2.tile(ctx, o.Target, o.Profile, 0, o.TileMaxExtra)
-				if terr2 == nil && res2 != nil && len(res2.Regions) > 0 && res2.PeakAfter < res.PeakAfter {
-					n, res, terr = n2, res2, nil
-					if res.PeakAfter > tb {
-						terr = &tile.BudgetError{PeakBytes: res.PeakAfter, Budget: tb, Node: res.PeakNode}
-					}
-				}
-			}
-		}
 		switch {
 		case terr == nil && len(res.Regions) > 0 && res.PeakAfter <= tb:
 			// The tiled graph runs within the budget on the target: it

@@ -29,7 +29,7 @@ func Example() {
 
 	load := pipeline.LoadOptions{RequireStatic: true}
 	train := autodiff.Options{Loss: autodiff.Loss{Kind: autodiff.LossSum}}
-	orig, err := pipeline.Load(ctx, "zoo:segnet:res=32", load)
+	orig, err := pipeline.Load(ctx, "zoo:mobilenet_v2:res=32", load)
 	if err == nil {
 		err = orig.Train(ctx, train)
 	}
@@ -43,7 +43,7 @@ func Example() {
 		return
 	}
 
-	m, err := pipeline.Load(ctx, "zoo:segnet:res=32", load)
+	m, err := pipeline.Load(ctx, "zoo:mobilenet_v2:res=32", load)
 	if err == nil {
 		err = m.Train(ctx, train)
 	}
@@ -51,7 +51,7 @@ func Example() {
 		fmt.Println(err)
 		return
 	}
-	fit, err := m.Fit(ctx, pipeline.FitOptions{Budget: remat.BudgetFraction(0.7), TimeLimit: 5 * time.Second})
+	fit, err := m.Fit(ctx, pipeline.FitOptions{Budget: remat.BudgetFraction(0.7), TimeLimit: 2 * time.Second, RefineSolves: -1})
 	if err != nil {
 		fmt.Println(err)
 		return

@@ -21,6 +21,9 @@ import (
 // recomputation where the plan put it (model.json), the measured drop at
 // least 80% of the predicted one.
 func TestRunTFSelfie(t *testing.T) {
+	if testing.Short() {
+		t.Skip("compiles and runs selfie in TensorFlow.js; skipped in -short mode")
+	}
 	var m testmodels.TFModel
 	for _, x := range testmodels.TFModels(t) {
 		if x.Name == "selfie" {

@@ -400,6 +400,9 @@ func TestProgressLine(t *testing.T) {
 // rematerialized, and verify finds the loss and every gradient bitwise
 // identical to the plain training graph's.
 func TestCompileTrain(t *testing.T) {
+	if testing.Short() {
+		t.Skip("compiles and verifies the U-Net training graph in ONNX Runtime; skipped in -short mode")
+	}
 	dir := t.TempDir()
 	plain := filepath.Join(dir, "train.onnx")
 	code, stdout, stderr := run(t, "-train", unetModel, "-o", plain, "-solver", "checkpoint-all")
@@ -549,6 +552,9 @@ func TestDescribeSources(t *testing.T) {
 // disabled reaches 80% of it, with bitwise-equal gradients and every
 // recomputation where the plan put it at both levels.
 func TestCompileORTRefinement(t *testing.T) {
+	if testing.Short() {
+		t.Skip("solves the U-Net training graph several times; skipped in -short mode")
+	}
 	dir := t.TempDir()
 	const model = "zoo:unet:res=64:batch=4"
 	plain := filepath.Join(dir, "plain.onnx")

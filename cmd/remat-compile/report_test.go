@@ -67,6 +67,9 @@ func TestCompileReports(t *testing.T) {
 }
 
 func TestCompileSweep(t *testing.T) {
+	if testing.Short() {
+		t.Skip("solves a series of budgets; skipped in -short mode")
+	}
 	dir := t.TempDir()
 	svg := filepath.Join(dir, "sweep.svg")
 	code, stdout, stderr := run(t, unetLike, "-budget", "sweep:100-40:5", "-sweep-svg", svg)

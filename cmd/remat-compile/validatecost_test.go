@@ -69,6 +69,9 @@ func TestPrintCostTable(t *testing.T) {
 }
 
 func TestValidateCostCommand(t *testing.T) {
+	if testing.Short() {
+		t.Skip("profiles and times models in ONNX Runtime; skipped in -short mode")
+	}
 	testmodels.RequireORT(t)
 	dir := t.TempDir()
 	prof := filepath.Join(dir, "dev.yaml")

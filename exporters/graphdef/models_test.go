@@ -98,6 +98,9 @@ func protocDecode(t *testing.T, pb string) []byte {
 // .pb is the same bytes, and its NodeDefs are the source's (Consts aside,
 // whose values move between the manifest and the NodeDef).
 func TestRealModelsRoundTrip(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the seven real models in TensorFlow.js; skipped in -short mode")
+	}
 	models := testmodels.TFModels(t)
 	tfjsDir := testmodels.RequireTFJS(t)
 	var jobs []tfjs.Options

@@ -194,6 +194,9 @@ func ortDType(d ir.DType) string {
 // TestCheckerAcceptsExports: onnx.checker (Debian python3-onnx) accepts
 // every exported model, with and without the inferred value_info.
 func TestCheckerAcceptsExports(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs python onnx.checker on every model; skipped in -short mode")
+	}
 	py := python(t)
 	for _, c := range allModels(t) {
 		t.Run(c.name, func(t *testing.T) {

@@ -203,6 +203,9 @@ func runFiniteAt(t *testing.T, name, path, level string) []float64 {
 // magnitude) of the float32 model's at level disabled: the conversion
 // rounds the weights and nothing else.
 func TestVariantsCheckAndRun(t *testing.T) {
+	if testing.Short() {
+		t.Skip("checks and runs every zoo variant; skipped in -short mode")
+	}
 	dir := t.TempDir()
 	var paths []string
 	want := map[string][]int64{}

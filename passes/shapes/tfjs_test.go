@@ -94,6 +94,9 @@ type agreeModel struct {
 // left to the data (a data-dependent symbol) is reported with what tfjs
 // computed on the seeded input, its other sizes and its type compared.
 func TestTFJSAgreement(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the real models in TensorFlow.js; skipped in -short mode")
+	}
 	specs := tfModelSpecs(t)
 	dir := tfjsDirOrSkip(t)
 	var models []agreeModel

@@ -22,6 +22,9 @@ import (
 // input's data but the engine counts its bytes all the same, on the model
 // whose outputs are Identities.
 func TestMemoryRealModels(t *testing.T) {
+	if testing.Short() {
+		t.Skip("measures the real models in TensorFlow.js; skipped in -short mode")
+	}
 	models := testmodels.TFModels(t)
 	dir := testmodels.RequireTFJS(t)
 	var jobs []rt.Options
@@ -99,6 +102,9 @@ func TestMemoryZoo(t *testing.T) {
 // most bytes the engine counted after any of the node's kernels, less the
 // bytes once the node returned (its outputs included).
 func TestWorkspace(t *testing.T) {
+	if testing.Short() {
+		t.Skip("measures kernels in TensorFlow.js; skipped in -short mode")
+	}
 	dir := testmodels.RequireTFJS(t)
 	var jobs []rt.Options
 	var graphs []*ir.Graph
@@ -174,6 +180,9 @@ func zooJob(t *testing.T, dir, name string) (*ir.Graph, rt.Options) {
 // shape inference then the memory model in TensorFlow.js's order, to
 // tf.profile's measured peak on every real model (wasm), within 5%.
 func TestMemoryPipeline(t *testing.T) {
+	if testing.Short() {
+		t.Skip("measures the real models in TensorFlow.js; skipped in -short mode")
+	}
 	dir := testmodels.RequireTFJS(t)
 	specs, err := pipeline.ReadManifest(testmodels.TFManifest(t))
 	if err != nil {

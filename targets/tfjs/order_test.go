@@ -19,6 +19,9 @@ import (
 // TestOrderRealModels predicts the order TensorFlow.js runs every real
 // model in and compares it with compile().orderedNodes.
 func TestOrderRealModels(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the real models in TensorFlow.js; skipped in -short mode")
+	}
 	models := testmodels.TFModels(t)
 	dir := testmodels.RequireTFJS(t)
 	var jobs []rt.Options

@@ -74,6 +74,9 @@ func TestConvert(t *testing.T) {
 // the other) and compares the outputs: the same function up to float
 // rounding.
 func TestAgainstONNX(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs every zoo TensorFlow graph in TensorFlow.js and ONNX Runtime; skipped in -short mode")
+	}
 	testmodels.RequireORT(t)
 	dir := testmodels.RequireTFJS(t)
 	for name := range convertible {

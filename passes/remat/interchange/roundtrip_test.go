@@ -30,6 +30,9 @@ import (
 // computation sequence alone is also measured by MOCCASIN's own
 // definition (its App. A.3, eq. 14–17), which must give the same peak.
 func TestRoundTrip(t *testing.T) {
+	if testing.Short() {
+		t.Skip("solves each format's graph with four solvers; skipped in -short mode")
+	}
 	src, err := synth.LayeredWith(3, 60, 150, synth.MoccasinCalibrated)
 	if err != nil {
 		t.Fatal(err)

@@ -201,6 +201,9 @@ func approxEq(a, b float64) bool {
 // and reported, not proven, under the cap; either way the error's plan
 // peaks at NeedBytes.
 func TestBudgetErrors(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs CBC for seconds; skipped in -short mode")
+	}
 	requireCBC(t)
 	uncapped := moccasin.New(moccasin.Options{MaxComputations: moccasin.NoCap})
 	for _, c := range []struct {
@@ -257,6 +260,9 @@ func TestBudgetErrors(t *testing.T) {
 // layered graph at 80 %, uncapped) is one where phase 2 improves on
 // phase 1's plan, so there are at least two.
 func TestSolutionsOverTime(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs CBC for seconds; skipped in -short mode")
+	}
 	requireCBC(t)
 	p, err := synth.Layered(3, 40, 90)
 	if err != nil {

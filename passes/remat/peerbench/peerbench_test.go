@@ -63,6 +63,9 @@ func TestBudget(t *testing.T) {
 // MOCCASIN's, its gap between 0 and its TDI, and the published numbers
 // beside it.
 func TestRun(t *testing.T) {
+	if testing.Short() {
+		t.Skip("solves the peers' graphs; skipped in -short mode")
+	}
 	dir := graphsDir(t)
 	var streamed []peerbench.Row
 	rows, err := peerbench.Run(context.Background(), peerbench.Options{
