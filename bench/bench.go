@@ -189,7 +189,7 @@ func Run(ctx context.Context, graphs []Graph, o Options) ([]Row, error) {
 // overhead (0: no overhead).
 func One(ctx context.Context, s remat.Solver, p *remat.Problem, baseSeconds float64, limit time.Duration) Row {
 	r := Row{Solver: s.Name, Overhead: math.NaN(), Gap: math.NaN(), BestGap: math.NaN(), Cost: math.NaN()}
-	t := remat.SolveTimed(ctx, s, p, limit)
+	t := remat.SolveTimed(ctx, s, p, limit, nil)
 	r.Total = t.Total
 	var be *remat.BudgetError
 	switch err := t.Err; {

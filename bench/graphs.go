@@ -3,11 +3,14 @@ package bench
 import (
 	"context"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 
 	"github.com/remat-compile/remat/passes/autodiff"
 	"github.com/remat-compile/remat/passes/remat"
+	"github.com/remat-compile/remat/passes/remat/interchange"
 	"github.com/remat-compile/remat/passes/remat/synth"
 	"github.com/remat-compile/remat/pipeline"
 	"github.com/remat-compile/remat/profiles"
@@ -21,11 +24,16 @@ type GraphOptions struct {
 	Train *autodiff.Options
 	// Profile costs the models' nodes; required when a model is given.
 	Profile *profiles.Profile
+	// Semantics is the memory semantics of graphs read from other tools'
+	// files (passes/remat/interchange).
+	Semantics interchange.Semantics
 }
 
 // LoadGraphs turns GRAPH arguments into problems: a layered: spec
-// (LayeredHelp; a seed range gives one graph per seed, of one family),
-// or a model file or zoo: model, lowered with the profile's costs. A bad
+// (LayeredHelp; a seed range gives one graph per seed, of one family), a
+// graph file of another tool (networkx node-link JSON as MOCCASIN and
+// Checkmate publish them, or TWRemat text: passes/remat/interchange), or
+// a model file or zoo: model, lowered with the profile's costs. A bad
 // spec is a *pipeline.OptionError.
 func LoadGraphs(ctx context.Context, args []string, o GraphOptions) ([]Graph, error) {
 	var graphs []Graph
@@ -47,6 +55,16 @@ func LoadGraphs(ctx context.Context, args []string, o GraphOptions) ([]Graph, er
 				graphs = append(graphs, gr)
 			}
 			continue
+		}
+		if !strings.HasPrefix(a, "zoo:") {
+			if data, err := os.ReadFile(a); err == nil && interchange.IsGraph(data) {
+				ig, err := interchange.Read(data, a, interchange.Options{Semantics: o.Semantics})
+				if err != nil {
+					return nil, err
+				}
+				graphs = append(graphs, Graph{Name: filepath.Base(a), Problem: ig.Problem})
+				continue
+			}
 		}
 		if o.Profile == nil {
 			return nil, fmt.Errorf("bench %s: a model needs a device profile for its costs", a)

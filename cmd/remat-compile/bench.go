@@ -13,6 +13,7 @@ import (
 	"github.com/remat-compile/remat/internal/atomicfile"
 	"github.com/remat-compile/remat/passes/autodiff"
 	"github.com/remat-compile/remat/passes/remat"
+	"github.com/remat-compile/remat/passes/remat/peerbench"
 	"github.com/remat-compile/remat/passes/remat/solvers"
 	"github.com/remat-compile/remat/pipeline"
 	"github.com/remat-compile/remat/profiles"
@@ -40,6 +41,8 @@ type benchOptions struct {
 	exactMaxNodes int
 	// milpStart MIP-starts checkmate-milp from the cheapest plan before it.
 	milpStart bool
+	// peers runs MOCCASIN's Table 3 on the peers' published graphs.
+	peers bool
 }
 
 func benchCmd() *command {
@@ -61,10 +64,11 @@ func benchCmd() *command {
 			fs.StringVar(&o.loss, "loss", "sum", "with -train, the `loss` (as for compile)")
 			fs.IntVar(&o.exactMaxNodes, "exact-max-nodes", 400, "skip the exact solvers (checkmate-milp, checkmate-lp, moccasin) on graphs of more than `N` nodes, where CBC does not build and solve their models in any useful time (0: run them everywhere)")
 			fs.BoolVar(&o.milpStart, "milp-start", true, "start checkmate-milp from the cheapest plan of the solvers before it (a MIP start), so that its row is the best plan known; false times CBC from scratch")
+			fs.BoolVar(&o.peers, "peers", false, "instead of GRAPHs, reproduce MOCCASIN's Table 3 on the peers' published graphs (G1-G4, CM 1, CM 2 from ../shared/benchmarks/moccasin or $REMAT_PEER_GRAPHS; GRAPH arguments, if any, select them by key) at -budgets (percentages of each graph's input-order peak) and print it next to MOCCASIN's and Checkmate's published numbers")
 			fs.IntVar(&o.maxBatch, "max-batch", 0, "instead of the table, find for each zoo: model and solver the largest training batch, up to `N`, that fits the profile's memory within one extra forward pass of cost (Checkmate §6.4, eq. 10)")
 			return func(ctx context.Context, args []string, st *Streams) error {
-				if len(args) == 0 {
-					return usagef("bench needs at least one GRAPH: a model file, a zoo: model or " + bench.LayeredHelp)
+				if len(args) == 0 && !o.peers {
+					return usagef("bench needs at least one GRAPH: a model file, a zoo: model, a node-link JSON or TWRemat graph, or " + bench.LayeredHelp)
 				}
 				return runBench(ctx, o, args, st)
 			}
@@ -107,6 +111,9 @@ func runBench(ctx context.Context, o *benchOptions, args []string, st *Streams) 
 		return usagef("-max-batch %d: want a positive upper limit such as 1024", o.maxBatch)
 	}
 	logLine := func(s string) { fmt.Fprintln(st.Err, s) }
+	if o.peers {
+		return runPeers(ctx, o, args, budgets, list, st)
+	}
 	if o.maxBatch > 0 {
 		prof, err := profiles.Load(o.profile)
 		if err != nil {
@@ -229,4 +236,32 @@ func printMaxBatch(w io.Writer, rows []bench.MaxBatchRow, prof *profiles.Profile
 		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t\n", r.Graph, r.Solver, r.Batch, bench.FormatNaN(r.Overhead, 2), r.Note)
 	}
 	return tw.Flush()
+}
+
+// runPeers is bench -peers: MOCCASIN's Table 3 (passes/remat/peerbench).
+func runPeers(ctx context.Context, o *benchOptions, graphs []string, budgets []bench.Budget, list []remat.Solver, st *Streams) error {
+	po := peerbench.Options{Graphs: graphs, Solvers: list, TimeLimit: o.timeLimit}
+	if o.solvers == "all" {
+		po.Solvers = nil // auto, as the table compares
+	}
+	for _, b := range budgets {
+		if b.Min || b.Budget.Fraction <= 0 {
+			return usagef("-peers takes -budgets as percentages of each graph's input-order peak, such as 90%%,80%%")
+		}
+		po.Multipliers = append(po.Multipliers, b.Budget.Fraction)
+	}
+	po.Progress = func(r peerbench.Row) {
+		fmt.Fprintf(st.Err, "bench: %s at %.0f%%: %s %s, TDI %.2f%% in %.1fs\n", r.Peer.Key, 100*r.Multiplier, r.Solver, r.Status, r.TDI, r.TimeToBest)
+	}
+	rows, err := peerbench.Run(ctx, po)
+	if err != nil {
+		return err
+	}
+	if err := peerbench.WriteMarkdown(st.Out, rows); err != nil {
+		return err
+	}
+	if o.mdOut != "" {
+		return atomicfile.Write(o.mdOut, func(w io.Writer) error { return peerbench.WriteMarkdown(w, rows) })
+	}
+	return nil
 }

@@ -48,7 +48,7 @@ type command struct {
 }
 
 func commands() []*command {
-	return []*command{compileCmd(), inspectCmd(), convertCmd(), verifyCmd(), solversCmd(), benchCmd(), profileCmd(), validateCostCmd()}
+	return []*command{compileCmd(), inspectCmd(), convertCmd(), verifyCmd(), solveCmd(), solversCmd(), benchCmd(), profileCmd(), validateCostCmd()}
 }
 
 // defaultCommand is the command that runs when the first argument is a

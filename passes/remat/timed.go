@@ -28,8 +28,9 @@ type Timed struct {
 	LastNote string
 }
 
-// SolveTimed runs s on p under the time limit and checks its plan.
-func SolveTimed(ctx context.Context, s Solver, p *Problem, limit time.Duration) Timed {
+// SolveTimed runs s on p under the time limit and checks its plan;
+// observe, when not nil, also sees every progress report.
+func SolveTimed(ctx context.Context, s Solver, p *Problem, limit time.Duration, observe func(Progress)) Timed {
 	ctx, cancel := context.WithTimeout(ctx, limit)
 	defer cancel()
 	best, bestAt := math.Inf(1), 0.0
@@ -39,6 +40,9 @@ func SolveTimed(ctx context.Context, s Solver, p *Problem, limit time.Duration) 
 			best, bestAt = pr.Incumbent, pr.Elapsed
 		}
 		t.LastNote = pr.Note
+		if observe != nil {
+			observe(pr)
+		}
 	}
 	start := time.Now()
 	t.Plan, t.Err = s.Solve(ctx, p, progress)

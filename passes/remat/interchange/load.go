@@ -2,6 +2,7 @@ package interchange
 
 import (
 	"bytes"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -86,4 +87,25 @@ func sniff(data []byte, name string) sniffed {
 		}
 	}
 	return formatNone
+}
+
+// IsGraph reports whether data holds a graph in one of the package's
+// formats rather than a model: a JSON object with the node-link "nodes"
+// and "links" members, or text whose first word is a TWRemat keyword.
+// It lets a caller that also reads models (a TensorFlow.js model.json is
+// a JSON object too) choose the reader.
+func IsGraph(data []byte) bool {
+	switch sniff(data, "") {
+	case formatText:
+		return true
+	case formatJSON:
+		var top map[string]json.RawMessage
+		if json.Unmarshal(data, &top) != nil {
+			return false
+		}
+		_, nodes := top["nodes"]
+		_, links := top["links"]
+		return nodes && links
+	}
+	return false
 }

@@ -73,7 +73,7 @@ func solveAt(tb testing.TB, s remat.Solver, p *remat.Problem, budget int64, limi
 	_, baseCost := noRemat(tb, p)
 	q := *p
 	q.BudgetBytes = budget
-	t := remat.SolveTimed(context.Background(), s, &q, limit)
+	t := remat.SolveTimed(context.Background(), s, &q, limit, nil)
 	o := outcome{budget: budget, total: t.Total, overhead: math.NaN(), gap: math.NaN(), err: t.Err}
 	if t.Err != nil {
 		return o

@@ -37,7 +37,7 @@ type outcome struct {
 // total duration increase over the no-remat cost, the peak, the time to
 // the best plan and the gap.
 func runOne(s remat.Solver, p *remat.Problem, limit time.Duration) outcome {
-	t := remat.SolveTimed(context.Background(), s, p, limit)
+	t := remat.SolveTimed(context.Background(), s, p, limit, nil)
 	o := outcome{total: t.Total, note: t.LastNote}
 	drainCBC()
 	switch {

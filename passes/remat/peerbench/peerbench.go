@@ -254,28 +254,20 @@ func solveOne(ctx context.Context, s remat.Solver, p *remat.Problem, base remat.
 		Solver: s.Name, Budget: p.BudgetBytes, NoRematPeak: base.PeakBytes, NoRematCost: base.TotalSeconds,
 		TDI: math.NaN(), Gap: math.NaN(), LowerBound: base.TotalSeconds, TimeToPublished: math.NaN(),
 	}
-	ctx, cancel := context.WithTimeout(ctx, limit)
-	defer cancel()
-	best, bestAt := math.Inf(1), 0.0
-	progress := func(pr remat.Progress) {
-		if pr.Incumbent < best {
-			best, bestAt = pr.Incumbent, pr.Elapsed
-		}
+	t := remat.SolveTimed(ctx, s, p, limit, func(pr remat.Progress) {
 		if math.IsNaN(r.TimeToPublished) && atOrBelow(tdi(pr.Incumbent, base.TotalSeconds), target) {
 			r.TimeToPublished = pr.Elapsed
 		}
-	}
-	start := time.Now()
-	plan, err := s.Solve(ctx, p, progress)
-	r.Seconds = time.Since(start).Seconds()
+	})
+	r.Seconds = t.Total
 	var be *remat.BudgetError
-	switch {
-	case err == nil && plan != nil:
-		res, cerr := remat.Check(p, plan)
-		if cerr != nil {
-			r.Status, r.Note = "error", "the plan fails Check (a solver bug): "+cerr.Error()
+	switch err := t.Err; {
+	case err == nil && t.Plan != nil:
+		if t.CheckErr != nil {
+			r.Status, r.Note = "error", "the plan fails Check (a solver bug): "+t.CheckErr.Error()
 			return r
 		}
+		plan, res := t.Plan, t.Check
 		r.Status = "feasible"
 		if math.IsNaN(r.TimeToPublished) && atOrBelow(tdi(res.TotalSeconds, base.TotalSeconds), target) {
 			r.TimeToPublished = r.Seconds // a solver that reports nothing found it at the end
@@ -288,10 +280,7 @@ func solveOne(ctx context.Context, s remat.Solver, p *remat.Problem, base remat.
 		}
 		r.Peak = res.PeakBytes
 		r.TDI = tdi(res.TotalSeconds, base.TotalSeconds)
-		r.TimeToBest = r.Seconds
-		if best <= res.TotalSeconds*(1+1e-9) {
-			r.TimeToBest = bestAt
-		}
+		r.TimeToBest = t.ToBest
 	case errors.As(err, &be):
 		r.Status, r.Peak = "over-budget", be.NeedBytes
 		if be.Proven {
@@ -299,7 +288,7 @@ func solveOne(ctx context.Context, s remat.Solver, p *remat.Problem, base remat.
 		}
 	case errors.Is(err, remat.ErrInfeasible):
 		r.Status = "infeasible"
-	case ctx.Err() != nil:
+	case t.TimedOut:
 		r.Status, r.Note = "timeout", "no plan within the time limit"
 	default:
 		r.Status, r.Note = "error", err.Error()
