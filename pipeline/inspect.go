@@ -1,11 +1,13 @@
 package pipeline
 
 import (
+	"context"
 	"fmt"
 	"slices"
 
 	"github.com/remat-compile/remat/importers/graphdef"
 	"github.com/remat-compile/remat/ir"
+	"github.com/remat-compile/remat/passes/arena"
 	"github.com/remat-compile/remat/passes/memory"
 	"github.com/remat-compile/remat/profiles"
 	"github.com/remat-compile/remat/targets"
@@ -42,6 +44,22 @@ type Inspection struct {
 	// Costs is the cost of every node on -profile's device; absent
 	// without -profile.
 	Costs *CostReport `json:"costs,omitempty"`
+	// Floor is where the peak cannot go lower (InspectOptions.Floor):
+	// the single-node floor and what tiling reaches below it.
+	Floor *Floor `json:"floor,omitempty"`
+	// Arena is the static arena plan's summary (InspectOptions.Arena).
+	Arena *ArenaSummary `json:"arena,omitempty"`
+}
+
+// ArenaSummary is a static arena plan in short: the bytes an edge runtime
+// must reserve for every activation at a fixed offset, the live peak they
+// hold, and the fragmentation between the two.
+type ArenaSummary struct {
+	ArenaBytes           int64   `json:"arena_bytes"`
+	LivePeakBytes        int64   `json:"live_peak_bytes"`
+	FragmentationPercent float64 `json:"fragmentation_percent"`
+	Buffers              int     `json:"buffers"`
+	Optimal              bool    `json:"optimal"`
 }
 
 // CostReport is inspect -profile: the predicted time of every node of
@@ -127,6 +145,14 @@ type InspectOptions struct {
 	Top int
 	// Profile, when set, costs every node.
 	Profile *profiles.Profile
+	// Floor measures the single-node floor and the tiled floor (with
+	// Profile's costs, DefaultProfile's without; FloorMaxExtra bounds
+	// tiling's extra compute, 0: none). It needs a Context.
+	Floor         bool
+	FloorMaxExtra float64
+	Context       context.Context
+	// Arena plans the activations in one arena (passes/arena).
+	Arena bool
 }
 
 // Inspect measures m's graph (see Inspection).
@@ -198,6 +224,27 @@ func (m *Model) Inspect(o InspectOptions) (*Inspection, error) {
 	}
 	if o.Profile != nil {
 		if r.Costs, err = NodeCosts(g, o.Profile); err != nil {
+			return nil, err
+		}
+	}
+	if o.Arena {
+		p, err := m.Arena(o.Target, arena.Options{})
+		if err != nil {
+			return nil, err
+		}
+		r.Arena = &ArenaSummary{ArenaBytes: p.ArenaBytes, LivePeakBytes: p.LivePeak, FragmentationPercent: 100 * p.Fragmentation(), Buffers: len(p.Buffers), Optimal: p.Optimal}
+	}
+	if o.Floor {
+		ctx, prof := o.Context, o.Profile
+		if ctx == nil {
+			ctx = context.Background()
+		}
+		if prof == nil {
+			if prof, err = profiles.Load(DefaultProfile); err != nil {
+				return nil, err
+			}
+		}
+		if r.Floor, err = m.Floor(ctx, o.Target, prof, o.FloorMaxExtra); err != nil {
 			return nil, err
 		}
 	}

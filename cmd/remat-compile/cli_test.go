@@ -179,3 +179,23 @@ func TestInspectTF(t *testing.T) {
 		t.Errorf("inspect prints an opset for a TensorFlow graph:\n%s", out)
 	}
 }
+
+// TestInspectFloorAndArena: -floor gives the single-node floor and a tiled
+// floor below it for a model the repository ships; -arena a static plan
+// no smaller than the live peak it places.
+func TestInspectFloorAndArena(t *testing.T) {
+	code, stdout, stderr := run(t, "inspect", "-json", "-floor", "-arena", filepath.Join("..", "..", "testdata", "models", "unet_like.onnx"))
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	var r pipeline.Inspection
+	if err := json.Unmarshal([]byte(stdout), &r); err != nil {
+		t.Fatal(err)
+	}
+	if f := r.Floor; f == nil || f.NodeBytes <= 0 || f.TiledBytes <= 0 || f.TiledBytes >= f.TargetBytes || len(f.Regions) == 0 {
+		t.Errorf("floor %+v: want a tiled floor below the model's peak", r.Floor)
+	}
+	if a := r.Arena; a == nil || a.ArenaBytes < a.LivePeakBytes || a.LivePeakBytes <= 0 {
+		t.Errorf("arena %+v", r.Arena)
+	}
+}

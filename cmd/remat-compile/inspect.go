@@ -17,17 +17,19 @@ import (
 )
 
 type inspectOptions struct {
-	load    loadFlags
-	json    bool
-	top     int
-	memory  string
-	profile string
+	load          loadFlags
+	json          bool
+	top           int
+	memory        string
+	profile       string
+	floor, arena  bool
+	floorMaxExtra float64
 }
 
 func inspectCmd() *command {
 	return &command{
 		name:  "inspect",
-		usage: "[-input-shape name=DIMS] [-dim sym=N] [-profile NAME|file.yaml] [-json] model.onnx|graph.pb|model.json",
+		usage: "[-input-shape name=DIMS] [-dim sym=N] [-profile NAME|file.yaml] [-floor [-floor-max-extra F]] [-arena] [-json] model.onnx|graph.pb|model.json",
 		short: "Print a model's size, op histogram, parameter and activation bytes, and peak memory in its file order; with -profile, every node's predicted seconds and where the number comes from (measured, fitted, datasheet).",
 		setup: func(fs *flag.FlagSet) func(context.Context, []string, *Streams) error {
 			o := &inspectOptions{}
@@ -35,6 +37,9 @@ func inspectCmd() *command {
 			fs.BoolVar(&o.json, "json", false, "print JSON instead of text")
 			fs.IntVar(&o.top, "top", 10, "how many of the largest values live at the peak to list")
 			fs.StringVar(&o.memory, "memory", "", "memory model: ort (views and in-place reuse as ONNX Runtime; the default for ONNX models), tfjs (what tf.profile counts, in TensorFlow.js's order; the default for TensorFlow graphs) or liveness (every output its own buffer)")
+			fs.BoolVar(&o.floor, "floor", false, "also print where the peak cannot go lower: the largest single-node working set (no rematerialization goes below it) and the lowest peak tiling reaches under the memory model, with its regions")
+			fs.Float64Var(&o.floorMaxExtra, "floor-max-extra", 0, "with -floor, bound tiling's extra compute to this `fraction` of the model's (0: none)")
+			fs.BoolVar(&o.arena, "arena", false, "also plan every activation at a static offset in one arena (file order) and print the arena's bytes, the live peak and the fragmentation")
 			fs.StringVar(&o.profile, "profile", "", "also cost every node on a device profile: a built-in `name` ("+strings.Join(profiles.Builtins(), ", ")+") or a .yaml file (such as one remat-compile profile wrote)")
 			return func(ctx context.Context, args []string, st *Streams) error {
 				if len(args) != 1 {
@@ -71,7 +76,7 @@ func runInspect(ctx context.Context, o *inspectOptions, path string, st *Streams
 	if err != nil {
 		return err
 	}
-	r, err := m.Inspect(pipeline.InspectOptions{Target: target, Top: o.top, Profile: prof})
+	r, err := m.Inspect(pipeline.InspectOptions{Target: target, Top: o.top, Profile: prof, Floor: o.floor, FloorMaxExtra: o.floorMaxExtra, Context: ctx, Arena: o.arena})
 	if err != nil {
 		return err
 	}
@@ -110,6 +115,26 @@ func runInspect(ctx context.Context, o *inspectOptions, path string, st *Streams
 	}
 	if err := w.Flush(); err != nil {
 		return err
+	}
+	if a := r.Arena; a != nil {
+		fmt.Fprintf(st.Out, "\narena: %s for %d buffers at static offsets (live peak %s, fragmentation %.1f%%%s), %s memory model, file order\n",
+			formatBytes(a.ArenaBytes), a.Buffers, formatBytes(a.LivePeakBytes), a.FragmentationPercent, map[bool]string{true: ", optimal", false: ""}[a.Optimal], r.MemoryModel)
+	}
+	if f := r.Floor; f != nil {
+		fmt.Fprintf(st.Out, "\nfloor:\n")
+		fmt.Fprintf(w, "  single node\t%s\tnode %s's inputs and outputs (liveness): no rematerialization goes lower\n", formatBytes(f.NodeBytes), f.Node)
+		if f.TiledBytes > 0 {
+			fmt.Fprintf(w, "  tiled\t%s\tat %s, from %s under the %s memory model, %d region(s)\n", formatBytes(f.TiledBytes), f.TiledNode, formatBytes(f.TargetBytes), r.MemoryModel, len(f.Regions))
+			for _, g := range f.Regions {
+				fmt.Fprintf(w, "    region\t%d nodes %s … %s\t%d bands, halo rows %v, %+.1f%% compute\n", len(g.Nodes), g.Nodes[0], g.Nodes[len(g.Nodes)-1], g.Bands, g.Halo, g.ExtraPercent)
+			}
+		}
+		if f.Note != "" {
+			fmt.Fprintf(w, "  note\t%s\n", f.Note)
+		}
+		if err := w.Flush(); err != nil {
+			return err
+		}
 	}
 	if r.Costs != nil {
 		return printCosts(st.Out, r.Costs)
