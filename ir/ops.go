@@ -33,7 +33,7 @@ const (
 	// when that input has no later reader and its shape and element size
 	// match (measured for ONNX Runtime's CPU kernels: unary activations,
 	// Clip, Shrink, Softmax, LogSoftmax, and Cast between same-size types;
-	// see passes/memory/ort.go).
+	// see targets/ort/memory.go).
 	InPlace
 )
 

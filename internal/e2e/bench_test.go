@@ -3,6 +3,8 @@ package e2e
 import (
 	"testing"
 
+	"github.com/remat-compile/remat/targets/ort"
+
 	onnxexp "github.com/remat-compile/remat/exporters/onnx"
 	onnximp "github.com/remat-compile/remat/importers/onnx"
 	"github.com/remat-compile/remat/internal/zoo"
@@ -40,7 +42,7 @@ func BenchmarkImportInfer(b *testing.B) {
 		b.Run(itoaSize(size)+"/memory-ort", func(b *testing.B) {
 			var peak int64
 			for b.Loop() {
-				r, err := memory.Simulate(g, g.Nodes, memory.ORT())
+				r, err := memory.Simulate(g, g.Nodes, ort.Memory())
 				if err != nil {
 					b.Fatal(err)
 				}

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/remat-compile/remat/targets/ort"
+
 	onnximp "github.com/remat-compile/remat/importers/onnx"
 	"github.com/remat-compile/remat/internal/zoo"
 	"github.com/remat-compile/remat/ir"
@@ -22,12 +24,12 @@ type fitCase struct {
 	build func() (*ir.Graph, error)
 }
 
-// TestOrderAndArena orders each model under memory.ORT() (passes/order)
+// TestOrderAndArena orders each model under ort.Memory() (passes/order)
 // and plans its activations in one arena (passes/arena) in the file order
 // and in the chosen one: every plan passes arena.Check, the arena is never
 // below the live-bytes peak, the chosen order never peaks above the file
 // order. It logs a table per model: the live-bytes peak, the arena, the
-// fragmentation, the greedy placement's arena, and the peak memory.ORT()
+// fragmentation, the greedy placement's arena, and the peak ort.Memory()
 // predicts for ONNX Runtime. The models: the zoo's MobileNet v2 (224×224,
 // batch 1), U-Net, FCN8, SegNet and GoogLeNet at their default sizes (not
 // under -short: FCN8 alone builds 0.5 GB of weights), and the real
@@ -61,7 +63,7 @@ func TestOrderAndArena(t *testing.T) {
 	if len(cases) < 2 {
 		t.Fatalf("%d models, want ppocrv4_det and oww_embedding at least", len(cases))
 	}
-	mem := memory.ORT()
+	mem := ort.Memory()
 	var rows []string
 	for _, c := range cases {
 		g, err := c.build()
@@ -97,7 +99,7 @@ func TestOrderAndArena(t *testing.T) {
 				sizeString(p.LivePeak), sizeString(p.ArenaBytes), 100*p.Fragmentation(), sizeString(p.GreedyBytes), p.Optimal, sizeString(r.PeakBytes)))
 		}
 	}
-	t.Logf("\n| model | nodes | order | live peak | arena | fragmentation | greedy arena | optimal | ORT() peak |\n|---|---|---|---|---|---|---|---|---|\n%s", strings.Join(rows, "\n"))
+	t.Logf("\n| model | nodes | order | live peak | arena | fragmentation | greedy arena | optimal | ORT peak |\n|---|---|---|---|---|---|---|---|---|\n%s", strings.Join(rows, "\n"))
 }
 
 // sizeString formats bytes as MiB, or KiB below 1 MiB.

@@ -416,7 +416,7 @@ func (m *measurement) mapProfile(p *ort.Profile) error {
 // fullSeq is seq with the root graph's Constant nodes, which ORT never
 // runs (it loads them as initializers), each placed right before its first
 // reader: a valid order for models that run Constant nodes as steps (the
-// plain liveness model); under memory.ORT() they allocate nothing.
+// plain liveness model); under ortt.Memory() they allocate nothing.
 func (m *measurement) fullSeq() []*ir.Node {
 	var consts []*ir.Node
 	for _, n := range m.g.Nodes {
@@ -462,7 +462,7 @@ func (m *measurement) fullSeq() []*ir.Node {
 // graphs ORT runs as written.
 func (m *measurement) unlowered() (int64, error) {
 	if m.lowered == nil {
-		r, err := m.predict(memory.ORT())
+		r, err := m.predict(ortt.Memory())
 		if err != nil {
 			return 0, err
 		}
@@ -472,7 +472,7 @@ func (m *measurement) unlowered() (int64, error) {
 	if err != nil {
 		return 0, err
 	}
-	r, err := memory.Simulate(m.src, run.Seq, memory.ORT())
+	r, err := memory.Simulate(m.src, run.Seq, ortt.Memory())
 	if err != nil {
 		return 0, err
 	}

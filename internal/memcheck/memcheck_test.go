@@ -7,7 +7,7 @@
 // it runs the model in ORT 1.30 with the arena on and the memory pattern
 // off (internal/ort.MeasureOptions, level "disabled"), takes the order ORT
 // ran the nodes in from the profile, runs memory.Simulate with
-// memory.ORT() over exactly that order, and compares the predicted peak
+// ortt.Memory() over exactly that order, and compares the predicted peak
 // with the peak ORT's arena reached. A float16 graph is simulated as the
 // graph ORT runs for it (targets/ort.Lower), whose inserted Casts the
 // profile shows.
@@ -28,6 +28,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	ortt "github.com/remat-compile/remat/targets/ort"
 
 	"github.com/remat-compile/remat/internal/ort"
 	"github.com/remat-compile/remat/passes/memory"
@@ -59,7 +61,7 @@ type row struct {
 	// initializers and prepacked weights); measured is its peak less the
 	// baseline: the activation peak.
 	baseline, measured int64
-	// predicted is memory.ORT()'s peak, liveness the zero Options' peak
+	// predicted is ortt.Memory()'s peak, liveness the zero Options' peak
 	// (plain liveness: values freed after their last use, no views, no
 	// alignment, no workspace).
 	predicted, liveness int64
@@ -86,7 +88,7 @@ type row struct {
 	unlowered int64
 }
 
-// ablations switch off one rule of memory.ORT() each, to show what each
+// ablations switch off one rule of ortt.Memory() each, to show what each
 // contributes.
 var ablations = []struct {
 	name string
@@ -120,7 +122,7 @@ func relErr(pred, meas int64) float64 {
 // and the weights MatMul, Gemm, ConvTranspose and LSTM prepack (larger
 // initializers are not in the arena; caller-owned graph inputs are never
 // counted). The measured peak includes the graph outputs ORT allocates,
-// kernel workspace and the arena's chunk rounding; memory.ORT() models all
+// kernel workspace and the arena's chunk rounding; ortt.Memory() models all
 // three and counts no inputs or parameters, so the two are the same
 // quantity.
 func TestMemoryModelPredictsORT(t *testing.T) {
@@ -153,7 +155,7 @@ func TestMemoryModelPredictsORT(t *testing.T) {
 		})
 	}
 	t.Logf("ONNX Runtime %s, level disabled, arena on, memory pattern off, 1 thread; bytes; error = (predicted − measured) / measured\n%s", ort.ORTVersion, table(rows))
-	t.Logf("Error of memory.ORT() with one rule switched off (the rule matters where the column is not +0.0%%):\n%s", ablationTable(rows))
+	t.Logf("Error of ortt.Memory() with one rule switched off (the rule matters where the column is not +0.0%%):\n%s", ablationTable(rows))
 }
 
 // ablationTable formats the errors of the ablated models.
@@ -194,7 +196,7 @@ func check(t *testing.T, c modelCase) row {
 		return r
 	}
 	r.nodes, r.baseline, r.measured, r.note = len(m.seq), m.baseline, m.peak-m.baseline, m.note
-	pred, err := m.predict(memory.ORT())
+	pred, err := m.predict(ortt.Memory())
 	if err != nil {
 		r.err = err
 		t.Error(err)
@@ -209,7 +211,7 @@ func check(t *testing.T, c modelCase) row {
 	r.predicted, r.liveness = pred.PeakBytes, plain.PeakBytes
 	r.inUseExact = exactNodes(m, pred)
 	for _, a := range ablations {
-		o := memory.ORT()
+		o := ortt.Memory()
 		a.undo(&o)
 		p, err := m.predict(o)
 		if err != nil {
@@ -234,7 +236,7 @@ func check(t *testing.T, c modelCase) row {
 	// what ORT's own shape inference leaves out (see exactNodes).
 	if mv, err := measureCase(c, false); err != nil {
 		r.noVIErr = err
-	} else if pv, err := mv.predict(memory.ORT()); err != nil {
+	} else if pv, err := mv.predict(ortt.Memory()); err != nil {
 		r.noVIErr = err
 	} else if mv.note != "" {
 		r.noVIErr = fmt.Errorf("%s", mv.note)

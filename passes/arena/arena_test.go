@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/remat-compile/remat/targets/ort"
+
 	"github.com/remat-compile/remat/internal/zoo"
 	"github.com/remat-compile/remat/ir"
 	"github.com/remat-compile/remat/passes/memory"
@@ -85,9 +87,9 @@ func randomOrder(g *ir.Graph, rng *rand.Rand) []*ir.Node {
 }
 
 func memOptions() map[string]memory.Options {
-	free := memory.ORT()
+	free := ort.Memory()
 	free.FreeOutputs = true
-	return map[string]memory.Options{"liveness": {}, "ort": memory.ORT(), "ort-free": free}
+	return map[string]memory.Options{"liveness": {}, "ort": ort.Memory(), "ort-free": free}
 }
 
 // TestRandomGraphs plans random DAGs in random orders: every plan passes
@@ -170,7 +172,7 @@ func TestJSON(t *testing.T) {
 		if err := shapes.Infer(g, shapes.Options{RequireStatic: true}); err != nil {
 			t.Fatal(err)
 		}
-		p, err := New(g, g.Nodes, memory.ORT(), Options{})
+		p, err := New(g, g.Nodes, ort.Memory(), Options{})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -4,14 +4,15 @@ import (
 	"fmt"
 	"testing"
 
+	"github.com/remat-compile/remat/targets/ort"
+
 	"github.com/remat-compile/remat/internal/zoo"
 	"github.com/remat-compile/remat/ir"
-	"github.com/remat-compile/remat/passes/memory"
 	"github.com/remat-compile/remat/passes/shapes"
 )
 
 // BenchmarkNew plans seeded graphs of growing size in their file order
-// under memory.ORT(), and reports the arena against the live peak.
+// under ort.Memory(), and reports the arena against the live peak.
 func BenchmarkNew(b *testing.B) {
 	for _, gn := range []struct {
 		name  string
@@ -29,7 +30,7 @@ func BenchmarkNew(b *testing.B) {
 				var p *Plan
 				for b.Loop() {
 					var err error
-					if p, err = New(g, g.Nodes, memory.ORT(), Options{}); err != nil {
+					if p, err = New(g, g.Nodes, ort.Memory(), Options{}); err != nil {
 						b.Fatal(err)
 					}
 				}

@@ -3,12 +3,13 @@ package arena
 import (
 	"testing"
 
+	"github.com/remat-compile/remat/targets/ort"
+
 	"github.com/remat-compile/remat/internal/zoo"
-	"github.com/remat-compile/remat/passes/memory"
 	"github.com/remat-compile/remat/passes/shapes"
 )
 
-// TestZooSmall plans every zoo model at its Small size under memory.ORT()
+// TestZooSmall plans every zoo model at its Small size under ort.Memory()
 // in its file order. internal/e2e plans the default sizes and the real
 // models.
 func TestZooSmall(t *testing.T) {
@@ -20,7 +21,7 @@ func TestZooSmall(t *testing.T) {
 		if err := shapes.Infer(g, shapes.Options{RequireStatic: true, File: m.Name}); err != nil {
 			t.Fatal(err)
 		}
-		p, err := New(g, g.Nodes, memory.ORT(), Options{})
+		p, err := New(g, g.Nodes, ort.Memory(), Options{})
 		if err != nil {
 			t.Fatalf("%s: %v", m.Name, err)
 		}

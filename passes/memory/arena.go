@@ -63,7 +63,7 @@ func (a *bfcArena) before(x, y int32) bool {
 
 // alloc returns the chunk handed out for a request of n bytes (n > 0).
 func (a *bfcArena) alloc(n int64) int32 {
-	r := arena(n)
+	r := ArenaRound(n)
 	best := a.bestFit(r)
 	if best < 0 {
 		a.extend(r)

@@ -42,7 +42,7 @@ func BenchmarkSimulate20k(b *testing.B) {
 	for _, cfg := range []struct {
 		name string
 		opts Options
-	}{{"plain", Options{}}, {"ort", ORT()}} {
+	}{{"plain", Options{}}, {"arena", arenaOptions()}} {
 		b.Run(cfg.name, func(b *testing.B) {
 			var peak int64
 			for b.Loop() {

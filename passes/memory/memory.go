@@ -61,9 +61,10 @@
 // place of its workspace: an If the branch that peaks higher, a loop body
 // once; the subgraph's outputs are the node's outputs.
 //
-// ORT returns the switches, alignment, workspace (ORTWorkspace) and
-// prepacked weights (ORTPrepacked) that predict ONNX Runtime 1.30's CPU
-// arena; ort.go records the measurements behind each rule, and
+// A target package owns its preset: targets/ort.Memory returns the
+// switches, alignment, workspace and prepacked weights that predict ONNX
+// Runtime 1.30's CPU arena, and its doc records the measurements behind
+// each rule; targets/tfjs.Memory does the same for TensorFlow.js.
 // internal/memcheck compares the model with ORT on every zoo model and the
 // real models of the manifest.
 //
@@ -78,7 +79,7 @@
 // App. A.3 defines the peak of a sequence the same way, as the maximum over
 // steps of the live sizes with the step's outputs included. Kumar et al.
 // (2019) §2.1 count a node's inputs and outputs as live while it runs, which
-// is also During. The zero Options is exactly that shared definition. ORT()
+// is also During. The zero Options is exactly that shared definition. ORT's preset
 // keeps its structure (During = everything allocated and not yet released,
 // including the step's outputs; releases after the step) and changes what
 // is allocated and when it is released, because the model must predict
@@ -99,8 +100,8 @@ import (
 )
 
 // Options select the model's switches. The zero value is the plain
-// liveness model of the papers; ORT returns the settings that predict ONNX
-// Runtime's CPU allocator.
+// liveness model of the papers; the targets' presets (targets/ort.Memory,
+// targets/tfjs.Memory) set the switches that predict their allocators.
 type Options struct {
 	CountInputs bool // add graph inputs to every step's bytes
 	CountParams bool // add parameters (initializers) to every step's bytes

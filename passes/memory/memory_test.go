@@ -125,7 +125,7 @@ func TestViewsAndInPlace(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ort, err := Simulate(g, seq, ORT())
+	ort, err := Simulate(g, seq, arenaOptions())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -135,7 +135,7 @@ func TestViewsAndInPlace(t *testing.T) {
 	}
 	// ORT: Relu overwrites c in place, Reshape is a view, so at most one
 	// activation buffer plus the output: two at Add, one before. Each
-	// 16-byte buffer is one 256-byte arena chunk (ORT() rounds buffers to
+	// 16-byte buffer is one 256-byte arena chunk (arenaOptions() rounds buffers to
 	// the arena's granularity; this test predates that rule and expected
 	// 16 and 32 bytes).
 	if want := []int64{256, 256, 256, 512}; !equal(ort.During, want) {
@@ -145,7 +145,7 @@ func TestViewsAndInPlace(t *testing.T) {
 		t.Errorf("ORT after %v, want %v", ort.After, want)
 	}
 	// Without the rounding the buffers are the values' bytes.
-	o := ORT()
+	o := arenaOptions()
 	o.AlignBytes, o.Arena = 0, false
 	exact, err := Simulate(g, seq, o)
 	if err != nil {
@@ -270,7 +270,7 @@ func TestHolds(t *testing.T) {
 // graph output's buffer is kept to the end.
 func TestSimulateBuffers(t *testing.T) {
 	g := residualChain(300, 3)
-	for _, opts := range []Options{{}, ORT(), {Aliasing: true, InPlace: true, Reuse: true}, {Aliasing: true, InPlace: true, AlignBytes: 64}} {
+	for _, opts := range []Options{{}, arenaOptions(), {Aliasing: true, InPlace: true, Reuse: true}, {Aliasing: true, InPlace: true, AlignBytes: 64}} {
 		r, bufs, err := SimulateBuffers(g, g.Nodes, opts)
 		if err != nil {
 			t.Fatal(err)
@@ -312,4 +312,28 @@ func TestSimulateBuffers(t *testing.T) {
 			t.Errorf("%+v: %d buffers for %d steps: views do not share", opts, len(bufs), len(g.Nodes))
 		}
 	}
+}
+
+func TestAtPeakAddsUpToPeak(t *testing.T) {
+	g := residualChain(300, 7)
+	for _, opts := range []Options{{}, arenaOptions(), {Aliasing: true, InPlace: true, Reuse: true}} {
+		r, err := Simulate(g, g.Nodes, opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sum := r.ConstBytes + r.PeakWorkspace
+		for _, l := range r.AtPeak {
+			sum += l.Bytes
+		}
+		if sum != r.PeakBytes {
+			t.Errorf("%+v: AtPeak adds up to %d, peak %d", opts, sum, r.PeakBytes)
+		}
+	}
+}
+
+// arenaOptions are ONNX Runtime's switches (targets/ort.Memory) without its
+// kernel workspace and prepacking, which live in that package: views,
+// in-place writes, the planner's reuse and the arena's chunks.
+func arenaOptions() Options {
+	return Options{Aliasing: true, InPlace: true, Reuse: true, ConstantsAsParams: true, AlignBytes: ArenaAlign, Arena: true}
 }

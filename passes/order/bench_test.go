@@ -5,13 +5,14 @@ import (
 	"fmt"
 	"testing"
 
+	"github.com/remat-compile/remat/targets/ort"
+
 	"github.com/remat-compile/remat/internal/zoo"
 	"github.com/remat-compile/remat/ir"
-	"github.com/remat-compile/remat/passes/memory"
 	"github.com/remat-compile/remat/passes/shapes"
 )
 
-// BenchmarkBest orders seeded graphs of growing size under memory.ORT():
+// BenchmarkBest orders seeded graphs of growing size under ort.Memory():
 // random branching DAGs (zoo.RandomDAG, one wide segment: the beam and the
 // exact search's budget), the spine-and-skips zoo.LargeGraph (many
 // segments), and stacks of the inception modules of TestInception. It
@@ -36,7 +37,7 @@ func BenchmarkBest(b *testing.B) {
 				var r *Result
 				for b.Loop() {
 					var err error
-					if r, err = Best(context.Background(), g, memory.ORT(), Options{}); err != nil {
+					if r, err = Best(context.Background(), g, ort.Memory(), Options{}); err != nil {
 						b.Fatal(err)
 					}
 				}

@@ -91,7 +91,7 @@ func TestInception(t *testing.T) {
 	for _, tc := range []struct {
 		name string
 		mem  memory.Options
-	}{{"ort", memory.ORT()}, {"liveness", memory.Options{}}} {
+	}{{"ort", ortt.Memory()}, {"liveness", memory.Options{}}} {
 		r, err := Best(context.Background(), g, tc.mem, Options{})
 		if err != nil {
 			t.Fatal(err)
@@ -113,7 +113,7 @@ func TestInception(t *testing.T) {
 }
 
 // TestGoogLeNet compares the chosen order of the zoo GoogLeNet (224×224,
-// batch 1) with the file order and ONNX Runtime's order under memory.ORT()
+// batch 1) with the file order and ONNX Runtime's order under ortt.Memory()
 // and under plain liveness.
 func TestGoogLeNet(t *testing.T) {
 	m, _ := zoo.Lookup("googlenet")
@@ -131,7 +131,7 @@ func TestGoogLeNet(t *testing.T) {
 	for _, tc := range []struct {
 		name string
 		mem  memory.Options
-	}{{"ORT()", memory.ORT()}, {"liveness", memory.Options{}}} {
+	}{{"ort", ortt.Memory()}, {"liveness", memory.Options{}}} {
 		mem := tc.mem
 		r, err := Best(context.Background(), g, mem, Options{})
 		if err != nil {

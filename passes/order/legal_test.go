@@ -7,6 +7,8 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/remat-compile/remat/targets/ort"
+
 	"github.com/remat-compile/remat/ir"
 	"github.com/remat-compile/remat/passes"
 	"github.com/remat-compile/remat/passes/memory"
@@ -123,7 +125,7 @@ func TestControlFlowAndConstants(t *testing.T) {
 		t.Fatal(err)
 	}
 	st := &passes.State{Ctx: context.Background()}
-	changed, err := Pass(memory.ORT(), Options{}).Run(st, g)
+	changed, err := Pass(ort.Memory(), Options{}).Run(st, g)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -144,7 +146,7 @@ func TestControlFlowAndConstants(t *testing.T) {
 func TestPassAndDeterminism(t *testing.T) {
 	a := inception(t, 3, 8, 16)
 	b := inception(t, 3, 8, 16)
-	mem := memory.ORT()
+	mem := ort.Memory()
 	for _, g := range []*ir.Graph{a, b} {
 		changed, err := Pass(mem, Options{}).Run(&passes.State{Ctx: context.Background()}, g)
 		if err != nil || !changed {
@@ -173,14 +175,14 @@ func TestErrors(t *testing.T) {
 	x := g.AddInput("x", ir.TensorOf(ir.Float32, 4))
 	n := g.NewNode("Relu", "", []*ir.Value{x}, []string{"y"})
 	g.AddOutput(n.Outputs[0])
-	_, err := Best(context.Background(), g, memory.ORT(), Options{})
+	_, err := Best(context.Background(), g, ort.Memory(), Options{})
 	var se *memory.SizeError
 	if !errors.As(err, &se) {
 		t.Errorf("unknown size: %v, want a memory.SizeError", err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	if _, err := Best(ctx, inception(t, 1, 4, 8), memory.ORT(), Options{}); !errors.Is(err, context.Canceled) {
+	if _, err := Best(ctx, inception(t, 1, 4, 8), ort.Memory(), Options{}); !errors.Is(err, context.Canceled) {
 		t.Errorf("cancelled context: %v", err)
 	}
 }

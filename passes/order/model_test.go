@@ -5,6 +5,8 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/remat-compile/remat/targets/ort"
+
 	"github.com/remat-compile/remat/internal/zoo"
 	"github.com/remat-compile/remat/ir"
 	"github.com/remat-compile/remat/passes/memory"
@@ -52,13 +54,13 @@ func randomOrder(g *ir.Graph, rng *rand.Rand) []*ir.Node {
 // cover: liveness, views and in-place writes, the ORT preset, and kept
 // outputs freed.
 func modelOptions() map[string]memory.Options {
-	free := memory.ORT()
+	free := ort.Memory()
 	free.FreeOutputs = true
 	free.CountInputs = true
 	return map[string]memory.Options{
 		"liveness": {},
 		"views":    {Aliasing: true, InPlace: true, AlignBytes: 64},
-		"ort":      memory.ORT(),
+		"ort":      ort.Memory(),
 		"ort-free": free,
 	}
 }

@@ -1,6 +1,6 @@
 // Package order chooses the execution order of a graph's nodes that
 // minimises its peak memory under a memory model's options (a target's
-// preset, such as memory.ORT()).
+// preset, such as ort.Memory() of targets/ort).
 //
 // # Objectives
 //

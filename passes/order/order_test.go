@@ -5,6 +5,8 @@ import (
 	"slices"
 	"testing"
 
+	ortt "github.com/remat-compile/remat/targets/ort"
+
 	"github.com/remat-compile/remat/ir"
 	"github.com/remat-compile/remat/passes/memory"
 )
@@ -83,7 +85,7 @@ func peakOf(t testing.TB, g *ir.Graph, seq []*ir.Node, mem memory.Options) int64
 // under the full ORT preset must never be worse than the file order nor
 // better than the optimum.
 func TestExactAgainstBruteForce(t *testing.T) {
-	ort := memory.ORT()
+	ort := ortt.Memory()
 	down := Downset(ort)
 	graphs, orders, fullHits, improved, greedyMissed := 0, 0, 0, 0, 0
 	for n := 5; n <= 10; n++ {
@@ -139,7 +141,7 @@ func TestExactAgainstBruteForce(t *testing.T) {
 			}
 		}
 	}
-	t.Logf("%d graphs, %d topological orders; the heuristics alone (beam width 1 and runs) missed the downset optimum on %d; under ORT() the chosen order reached the brute-force optimum on %d and beat the file order on %d",
+	t.Logf("%d graphs, %d topological orders; the heuristics alone (beam width 1 and runs) missed the downset optimum on %d; under ort.Memory() the chosen order reached the brute-force optimum on %d and beat the file order on %d",
 		graphs, orders, greedyMissed, fullHits, improved)
 }
 

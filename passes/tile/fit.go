@@ -13,7 +13,7 @@ import (
 
 // Options configure Fit.
 type Options struct {
-	// Memory is the target's memory model (memory.ORT() for ONNX Runtime).
+	// Memory is the target's memory model (ort.Memory() of targets/ort for ONNX Runtime).
 	Memory memory.Options
 	// Budget is the peak to reach, in bytes. 0 asks for the lowest peak
 	// the search finds.

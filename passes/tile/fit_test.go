@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/remat-compile/remat/targets/ort"
+
 	"github.com/remat-compile/remat/ir"
 	"github.com/remat-compile/remat/passes"
 	"github.com/remat-compile/remat/passes/memory"
@@ -29,7 +31,7 @@ func stem(t testing.TB) *ir.Graph {
 
 func peakOf(t *testing.T, g *ir.Graph) int64 {
 	t.Helper()
-	r, err := memory.Simulate(g, g.Nodes, memory.ORT())
+	r, err := memory.Simulate(g, g.Nodes, ort.Memory())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -42,7 +44,7 @@ func peakOf(t *testing.T, g *ir.Graph) int64 {
 func TestFitReachesBudget(t *testing.T) {
 	g := stem(t)
 	before := peakOf(t, g)
-	res, err := Fit(g, Options{Memory: memory.ORT(), Budget: before / 3, Runtime: &ORT})
+	res, err := Fit(g, Options{Memory: ort.Memory(), Budget: before / 3, Runtime: &ORT})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -76,7 +78,7 @@ func TestFitDeterministic(t *testing.T) {
 	var dumps []string
 	for range 2 {
 		c := cloneGraph(g)
-		if _, err := Fit(c, Options{Memory: memory.ORT(), Budget: peakOf(t, c) / 2, Runtime: &ORT}); err != nil {
+		if _, err := Fit(c, Options{Memory: ort.Memory(), Budget: peakOf(t, c) / 2, Runtime: &ORT}); err != nil {
 			t.Fatal(err)
 		}
 		var b strings.Builder
@@ -107,7 +109,7 @@ func TestFitBudgetError(t *testing.T) {
 	b.g.AddOutput(b.op("GlobalAveragePool", []*ir.Value{b.op("Relu", []*ir.Value{x})}))
 	g := b.g
 	nodes := len(g.Nodes)
-	res, err := Fit(g, Options{Memory: memory.ORT(), Budget: 1024, Runtime: &ORT})
+	res, err := Fit(g, Options{Memory: ort.Memory(), Budget: 1024, Runtime: &ORT})
 	var be *BudgetError
 	if !errors.As(err, &be) || be.Budget != 1024 || res == nil || len(res.Regions) != 0 {
 		t.Fatalf("Fit = %+v, %v; want a BudgetError and no region", res, err)
@@ -134,7 +136,7 @@ func TestFitBadOptions(t *testing.T) {
 func TestPass(t *testing.T) {
 	g := stem(t)
 	var got *Result
-	st, err := passes.Run(context.Background(), g, []*passes.Pass{NewPass(Options{Memory: memory.ORT(), Budget: peakOf(t, g) / 2, Runtime: &ORT}, func(r *Result) { got = r })},
+	st, err := passes.Run(context.Background(), g, []*passes.Pass{NewPass(Options{Memory: ort.Memory(), Budget: peakOf(t, g) / 2, Runtime: &ORT}, func(r *Result) { got = r })},
 		passes.Options{Verify: true})
 	if err != nil {
 		t.Fatal(err)

@@ -128,7 +128,7 @@ var allModels = []modelTarget{
 }
 
 // TestRealModels tiles real models with Fit under ONNX Runtime's memory
-// model and order (memory.ORT(), targets/ort.Schedule) and rules
+// model and order (ortt.Memory(), targets/ort.Schedule) and rules
 // (ORT), then checks in ONNX Runtime 1.30 that the tiled model gives
 // bitwise the outputs of the original at levels disabled and all, that
 // the measured activation peak (arena on, memory pattern off, less the
@@ -173,12 +173,12 @@ func tileAndMeasure(t *testing.T, m modelTarget) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	before, err := memory.Simulate(g, seq, memory.ORT())
+	before, err := memory.Simulate(g, seq, ortt.Memory())
 	if err != nil {
 		t.Fatal(err)
 	}
 	budget := int64(float64(before.PeakBytes) / m.factor)
-	res, err := Fit(g, Options{Memory: memory.ORT(), Budget: budget, Cost: cost, Order: ortOrder, Runtime: &ORT, MaxExtra: m.maxExtra})
+	res, err := Fit(g, Options{Memory: ortt.Memory(), Budget: budget, Cost: cost, Order: ortOrder, Runtime: &ORT, MaxExtra: m.maxExtra})
 	var be *BudgetError
 	if err != nil && !errors.As(err, &be) {
 		t.Fatal(err)

@@ -81,7 +81,7 @@ func checkLowered(t *testing.T, g *ir.Graph, want []ran, peak int64) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r, err := memory.Simulate(lw.Graph, lw.Graph.Nodes, memory.ORT())
+	r, err := memory.Simulate(lw.Graph, lw.Graph.Nodes, Memory())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -102,7 +102,7 @@ func checkLowered(t *testing.T, g *ir.Graph, want []ran, peak int64) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if raw, err := memory.Simulate(g, run.Seq, memory.ORT()); err != nil || raw.PeakBytes >= peak {
+	if raw, err := memory.Simulate(g, run.Seq, Memory()); err != nil || raw.PeakBytes >= peak {
 		t.Errorf("unlowered peak %v (%v), want below %d", raw.PeakBytes, err, peak)
 	}
 }

@@ -39,10 +39,6 @@ func (Target) Describe() string {
 // Memory returns the model of ORT's allocator.
 func (Target) Memory() memory.Options { return Memory() }
 
-// Memory is the model of ONNX Runtime 1.30's CPU allocator (see
-// passes/memory ORT).
-func Memory() memory.Options { return memory.ORT() }
-
 // exportOptions are the options under which the pipeline writes a graph
 // for ORT, before the target's choices: value_info for every intermediate
 // (ONNX Runtime plans in-place writes and buffer reuse only for values of

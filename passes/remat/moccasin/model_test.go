@@ -4,11 +4,12 @@ import (
 	"context"
 
 	"fmt"
-	"github.com/remat-compile/remat/internal/cbc"
-	"github.com/remat-compile/remat/internal/milp"
 	"math/rand/v2"
 	"slices"
 	"testing"
+
+	"github.com/remat-compile/remat/internal/cbc"
+	"github.com/remat-compile/remat/internal/milp"
 
 	"github.com/remat-compile/remat/passes/remat"
 	"github.com/remat-compile/remat/passes/remat/solvertest"

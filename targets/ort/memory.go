@@ -1,26 +1,24 @@
-package memory
+package ort
 
-import "github.com/remat-compile/remat/ir"
+import (
+	"github.com/remat-compile/remat/ir"
+	"github.com/remat-compile/remat/passes/memory"
+)
 
-// ArenaAlign is the granularity of ONNX Runtime's CPU arena (BFCArena's
-// kMinAllocationSize): every buffer it hands out is a multiple of 256 bytes,
-// at least 256.
-const ArenaAlign = 256
-
-// ORT returns the options that model ONNX Runtime 1.30's CPU execution
+// Memory returns the options that model ONNX Runtime 1.30's CPU execution
 // provider as the project measures it (arena on, memory pattern off,
 // sequential executor, one thread, level "disabled"; research note
 // ort-execution.md, Q3): caller-owned graph inputs and initializers not
 // counted, Constant nodes as initializers, outputs kept and never shared,
 // views, in-place writes and the planner's buffer reuse on, every buffer
 // and workspace counted as the BFC arena chunk it gets, kernel workspace
-// from ORTWorkspace, ConvTranspose's prepacked filters in the arena.
+// from Workspace, ConvTranspose's prepacked filters in the arena.
 //
 // Each rule was measured with one- to five-node models built with
 // onnx.helper and run with internal/ort (T = f32[1,16,64,64] = 256 KiB; the
 // profile's mem_bytes_in_use is taken after a kernel's outputs are
 // allocated and before its dead inputs are released, so it equals During
-// minus the workspace; ort_test.go replays these probes):
+// minus the workspace; memory_test.go replays these probes):
 //
 //   - Not counted: graph inputs (a Relu of a graph input allocates one
 //     T; the input is the caller's). Initializers of more than 127 bytes
@@ -56,7 +54,7 @@ const ArenaAlign = 256
 //     the 768 KiB left of the first 1 MiB region counts 768 KiB (the chunk
 //     is not split: it is less than twice the request); a 6.25 MiB first
 //     output gets an 8 MiB region and counts 8 MiB (ppocrv4_det).
-//   - Workspace: see ORTWorkspace.
+//   - Workspace: see Workspace.
 //
 // ONNX Runtime plans in-place writes and buffer reuse only for values
 // whose static shape its own shape inference derives (or the file's
@@ -78,31 +76,31 @@ const ArenaAlign = 256
 // sizes (float16 ↔ float32) is never in place; Cast int32 → float32
 // (after ConvInteger) is. Quantized graphs (quantize_dynamic's
 // DynamicQuantizeLinear → ConvInteger/MatMulInteger → Cast → Mul) need
-// only ConvInteger's workspace (ORTWorkspace); their uint8, int8 and
+// only ConvInteger's workspace (Workspace); their uint8, int8 and
 // int32 values are ordinary buffers (internal/memcheck: every fp16 and
 // dynquant zoo variant and ppocrv4_det's, predicted to the byte).
-func ORT() Options {
-	return Options{
+func Memory() memory.Options {
+	return memory.Options{
 		Aliasing:          true,
 		InPlace:           true,
 		Reuse:             true,
 		ConstantsAsParams: true,
-		AlignBytes:        ArenaAlign,
-		Workspace:         ORTWorkspace,
-		WorkspaceParts:    ORTWorkspaceParts,
+		AlignBytes:        memory.ArenaAlign,
+		Workspace:         Workspace,
+		WorkspaceParts:    WorkspaceParts,
 		Arena:             true,
-		Prepacked:         ORTPrepacked,
+		Prepacked:         Prepacked,
 	}
 }
 
-// ORTPrepacked returns the bytes ONNX Runtime 1.30's CPU kernel for n
+// Prepacked returns the bytes ONNX Runtime 1.30's CPU kernel for n
 // prepacks its constant weights into as an arena chunk when the session is
 // created: ConvTranspose's transposed filter, the filter's bytes. The
 // weights MatMul, Gemm and LSTM prepack are reserved outside the arena's
 // chunks (the arena's held bytes grow by exactly their size: 786432 for a
 // 512×384 MatMul weight, with the 1 MiB first region still empty), and
 // initializers of at most 127 bytes likewise; they shape nothing.
-func ORTPrepacked(n *ir.Node) int64 {
+func Prepacked(n *ir.Node) int64 {
 	if n.Op != "ConvTranspose" || (n.Domain != "" && n.Domain != "ai.onnx") || len(n.Inputs) < 2 || n.Inputs[1] == nil {
 		return 0
 	}
@@ -121,9 +119,9 @@ func ORTPrepacked(n *ir.Node) int64 {
 // MLAS_SGEMM_STRIDEK).
 const mlasConvWorkingBuffer = 16384
 
-// ORTWorkspace returns the scratch bytes ONNX Runtime 1.30's CPU kernel for
+// Workspace returns the scratch bytes ONNX Runtime 1.30's CPU kernel for
 // n allocates from the arena while it runs and frees before it returns,
-// each allocation rounded up to ArenaAlign, with one intra-op thread. It is
+// each allocation rounded up to memory.ArenaAlign, with one intra-op thread. It is
 // 0 for every op not listed here, and for listed ops whose shapes are not
 // static or whose element type is not float32. Each formula was checked
 // against the profile's mem_in_use_peak − (bytes in use before the node) −
@@ -171,7 +169,7 @@ const mlasConvWorkingBuffer = 16384
 //     bias-less and Y_h-only LSTMs (12800 to 268544 bytes).
 //   - LRN (float32, NCHW): N × C × H × W floats (the scale) plus
 //     (C + size − 1) × H × W floats (the padded squares), two allocations
-//     in that order (ORTWorkspaceParts). Measured: 147456 for 16×32×32,
+//     in that order (WorkspaceParts). Measured: 147456 for 16×32×32,
 //     size 5; 133120 for 64×16×16, size 3. As one request the GoogLeNet
 //     norm2 workspace (192×56×56: 2408448 + 2458624 bytes) would take a
 //     new arena region and count its whole chunk: 28.7% over the measured
@@ -191,7 +189,7 @@ const mlasConvWorkingBuffer = 16384
 //     subgraph whose sizes are unknown contributes nothing. Under
 //     Options.Arena, Simulate replays the subgraphs' buffers in the arena
 //     instead of using this number.
-func ORTWorkspace(n *ir.Node) int64 {
+func Workspace(n *ir.Node) int64 {
 	if n.Domain != "" && n.Domain != "ai.onnx" {
 		return 0
 	}
@@ -209,13 +207,13 @@ func ORTWorkspace(n *ir.Node) int64 {
 	case "Where":
 		if len(n.Outputs) > 0 && n.Outputs[0] != nil && n.Outputs[0].Type.DType != ir.String {
 			if b, ok := n.Outputs[0].Type.Bytes(); ok {
-				return 2 * arena(b)
+				return 2 * memory.ArenaRound(b)
 			}
 		}
 	case "HardSwish":
 		if len(n.Outputs) > 0 && n.Outputs[0] != nil {
 			if b, ok := n.Outputs[0].Type.Bytes(); ok {
-				return arena(b)
+				return memory.ArenaRound(b)
 			}
 		}
 	case "If", "Loop", "Scan":
@@ -228,11 +226,11 @@ func ORTWorkspace(n *ir.Node) int64 {
 	return 0
 }
 
-// ORTWorkspaceParts splits ORTWorkspace(n) into the allocations ONNX
+// WorkspaceParts splits Workspace(n) into the allocations ONNX
 // Runtime 1.30's kernel makes, in order, where there is more than one and
 // the arena's placement of them matters: LRN's scale, then its padded
 // squares (lrn.cc). Nil for every other node: one allocation.
-func ORTWorkspaceParts(n *ir.Node) []int64 {
+func WorkspaceParts(n *ir.Node) []int64 {
 	if n.Op != "LRN" || (n.Domain != "" && n.Domain != "ai.onnx") {
 		return nil
 	}
@@ -247,12 +245,12 @@ func ORTWorkspaceParts(n *ir.Node) []int64 {
 // subgraphWorkspace is the memory a subgraph (an If branch, a Loop or Scan
 // body, run once) needs beyond its outputs, which the runtime writes into
 // the owning node's outputs: the largest During of the subgraph's nodes in
-// file order under ORT() without the arena replay (the arena is shared with
+// file order under Memory() without the arena replay (the arena is shared with
 // the enclosing graph), less the outputs allocated by then.
 func subgraphWorkspace(sg *ir.Graph) int64 {
-	opts := ORT()
+	opts := Memory()
 	opts.Arena = false
-	r, err := Simulate(sg, sg.Nodes, opts)
+	r, err := memory.Simulate(sg, sg.Nodes, opts)
 	if err != nil {
 		return 0
 	}
@@ -265,21 +263,13 @@ func subgraphWorkspace(sg *ir.Graph) int64 {
 		for _, o := range nd.Outputs {
 			if o != nil && isOut[o] {
 				if b, ok := o.Type.Bytes(); ok {
-					outs += arena(b)
+					outs += memory.ArenaRound(b)
 				}
 			}
 		}
 		most = max(most, r.During[i]-outs)
 	}
 	return most
-}
-
-// arena rounds a request up to the arena's granularity.
-func arena(b int64) int64 {
-	if b <= 0 {
-		return 0
-	}
-	return (b + ArenaAlign - 1) / ArenaAlign * ArenaAlign
 }
 
 // floatDims returns the static dims of the i-th input (or output, with
@@ -378,9 +368,9 @@ func convWorkspace(n *ir.Node) int64 {
 		}
 	}
 	if filters > o {
-		return arena(4 * o * k) // MlasConvAlgorithmExpandThenGemm
+		return memory.ArenaRound(4 * o * k) // MlasConvAlgorithmExpandThenGemm
 	}
-	return arena(4 * mlasConvWorkingBuffer) // MlasConvAlgorithmExpandThenGemmSegmented
+	return memory.ArenaRound(4 * mlasConvWorkingBuffer) // MlasConvAlgorithmExpandThenGemmSegmented
 }
 
 func convIntegerWorkspace(n *ir.Node) int64 {
@@ -403,7 +393,7 @@ func convIntegerWorkspace(n *ir.Node) int64 {
 	if prod(kernel) == 1 && zeroPads && prod(strides) == 1 {
 		return 0
 	}
-	return arena(x[1] / group * prod(kernel) * prod(y[2:]))
+	return memory.ArenaRound(x[1] / group * prod(kernel) * prod(y[2:]))
 }
 
 func convTransposeWorkspace(n *ir.Node) int64 {
@@ -412,7 +402,7 @@ func convTransposeWorkspace(n *ir.Node) int64 {
 	if !ok1 || !ok2 || len(x) < 3 || len(w) != len(x) {
 		return 0
 	}
-	return arena(4 * w[1] * prod(w[2:]) * prod(x[2:]))
+	return memory.ArenaRound(4 * w[1] * prod(w[2:]) * prod(x[2:]))
 }
 
 func lstmWorkspace(n *ir.Node) int64 {
@@ -432,23 +422,23 @@ func lstmWorkspace(n *ir.Node) int64 {
 	}
 	var total int64
 	for _, reverse := range dirs {
-		total += 2*arena(4*h) + 3*arena(4*batch*h) + arena(4*4*h*batch*seq)
+		total += 2*memory.ArenaRound(4*h) + 3*memory.ArenaRound(4*batch*h) + memory.ArenaRound(4*4*h*batch*seq)
 		if present(n.Inputs, 3) {
-			total += 4 * arena(4*h)
+			total += 4 * memory.ArenaRound(4*h)
 		}
 		if !present(n.Inputs, 4) {
-			total += arena(4 * batch)
+			total += memory.ArenaRound(4 * batch)
 		}
 		if present(n.Inputs, 7) {
-			total += 3 * arena(4*h)
+			total += 3 * memory.ArenaRound(4*h)
 		}
 		if reverse {
-			total += arena(4*seq*batch*input) + arena(4*seq*batch*h)
+			total += memory.ArenaRound(4*seq*batch*input) + memory.ArenaRound(4*seq*batch*h)
 		}
 	}
 	for _, out := range []int{1, 2} {
 		if !present(n.Outputs, out) {
-			total += arena(4 * int64(len(dirs)) * batch * h)
+			total += memory.ArenaRound(4 * int64(len(dirs)) * batch * h)
 		}
 	}
 	return total
@@ -456,8 +446,8 @@ func lstmWorkspace(n *ir.Node) int64 {
 
 func lrnWorkspace(n *ir.Node) int64 {
 	var total int64
-	for _, p := range ORTWorkspaceParts(n) {
-		total += arena(p)
+	for _, p := range WorkspaceParts(n) {
+		total += memory.ArenaRound(p)
 	}
 	return total
 }

@@ -1,8 +1,11 @@
-package memory
+package ort
 
 import (
 	"fmt"
+	"slices"
 	"testing"
+
+	"github.com/remat-compile/remat/passes/memory"
 
 	"github.com/remat-compile/remat/ir"
 )
@@ -35,10 +38,10 @@ func (p *probe) op(op string, out ir.TensorType, in ...*ir.Value) *ir.Value {
 
 func f32(dims ...int64) ir.TensorType { return ir.TensorOf(ir.Float32, dims...) }
 
-// inUse returns During − Workspace per step under ORT().
+// inUse returns During − Workspace per step under Memory().
 func inUse(t *testing.T, g *ir.Graph) []int64 {
 	t.Helper()
-	r, err := Simulate(g, g.Nodes, ORT())
+	r, err := memory.Simulate(g, g.Nodes, Memory())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -62,13 +65,13 @@ func TestORTReuseHoldsFreedBuffer(t *testing.T) {
 	q2 := p.op("Mul", f32(1, 16, 32, 32), q, p.s)
 	r := p.op("Resize", f32(1, 16, 64, 64), q2)
 	p.g.AddOutput(p.op("Mul", f32(1, 16, 64, 64), r, p.s))
-	if got, want := inUse(t, p.g), []int64{T, T + T/4, T + T/2, T + T/2, T + T/4, 2 * T}; !equal(got, want) {
+	if got, want := inUse(t, p.g), []int64{T, T + T/4, T + T/2, T + T/2, T + T/4, 2 * T}; !slices.Equal(got, want) {
 		t.Errorf("in use %v, want %v (measured)", got, want)
 	}
 	// Without Reuse a is released after MaxPool.
-	o := ORT()
+	o := Memory()
 	o.Reuse = false
-	res, err := Simulate(p.g, p.g.Nodes, o)
+	res, err := memory.Simulate(p.g, p.g.Nodes, o)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -86,7 +89,7 @@ func TestORTReuseNeedsSameShape(t *testing.T) {
 	q := p.op("Mul", f32(1, 16, 32, 32), pool, p.s)
 	c := p.op("Concat", f32(1, 64, 32, 32), q, q, q, q)
 	p.g.AddOutput(p.op("Mul", f32(1, 64, 32, 32), c, p.s))
-	if got, want := inUse(t, p.g), []int64{T, T + T/4, T / 2, T + T/4, 2 * T}; !equal(got, want) {
+	if got, want := inUse(t, p.g), []int64{T, T + T/4, T / 2, T + T/4, 2 * T}; !slices.Equal(got, want) {
 		t.Errorf("in use %v, want %v (measured)", got, want)
 	}
 }
@@ -103,7 +106,7 @@ func TestORTUnreadOutputStaysAllocated(t *testing.T) {
 	c2 := p.op("Mul", f32(1, 8, 32, 32), c, p.s)
 	c3 := p.op("Mul", f32(1, 8, 32, 32), c2, p.s)
 	p.g.AddOutput(p.op("Mul", f32(1, 8, 32, 32), c3, p.s))
-	if got, want := inUse(t, p.g), []int64{T, 2 * T, T + T/8, T/2 + T/4, T/2 + T/4, T/2 + T/4}; !equal(got, want) {
+	if got, want := inUse(t, p.g), []int64{T, 2 * T, T + T/8, T/2 + T/4, T/2 + T/4, T/2 + T/4}; !slices.Equal(got, want) {
 		t.Errorf("in use %v, want %v (measured)", got, want)
 	}
 }
@@ -112,14 +115,14 @@ func TestORTGraphOutputIsNeverAView(t *testing.T) {
 	p, x := newProbe(1, 16, 64, 64)
 	a := p.op("Mul", f32(1, 16, 64, 64), x, p.s)
 	p.g.AddOutput(p.op("Reshape", f32(1, 16, 4096), a))
-	if got, want := inUse(t, p.g), []int64{T, 2 * T}; !equal(got, want) {
+	if got, want := inUse(t, p.g), []int64{T, 2 * T}; !slices.Equal(got, want) {
 		t.Errorf("in use %v, want %v (measured)", got, want)
 	}
 	// An in-place op writing a graph output gets its own buffer too.
 	p, x = newProbe(1, 16, 64, 64)
 	a = p.op("Mul", f32(1, 16, 64, 64), x, p.s)
 	p.g.AddOutput(p.op("Relu", f32(1, 16, 64, 64), a))
-	if got, want := inUse(t, p.g), []int64{T, 2 * T}; !equal(got, want) {
+	if got, want := inUse(t, p.g), []int64{T, 2 * T}; !slices.Equal(got, want) {
 		t.Errorf("Relu into a graph output: in use %v, want %v (measured)", got, want)
 	}
 }
@@ -134,7 +137,7 @@ func TestORTInPlaceNeedsSameElementSize(t *testing.T) {
 	b := p.op("Cast", ir.TensorOf(ir.Int64, 1, 16, 64, 64), a)
 	c := p.op("Cast", f32(1, 16, 64, 64), b)
 	p.g.AddOutput(p.op("Mul", f32(1, 16, 64, 64), c, p.s))
-	if got, want := inUse(t, p.g), []int64{T, 4 * T, 4 * T, 2 * T}; !equal(got, want) {
+	if got, want := inUse(t, p.g), []int64{T, 4 * T, 4 * T, 2 * T}; !slices.Equal(got, want) {
 		t.Errorf("in use %v, want %v (measured)", got, want)
 	}
 	// f32→i32 has the same element size: in place.
@@ -143,7 +146,7 @@ func TestORTInPlaceNeedsSameElementSize(t *testing.T) {
 	b = p.op("Cast", ir.TensorOf(ir.Int32, 1, 16, 64, 64), a)
 	c = p.op("Cast", f32(1, 16, 64, 64), b)
 	p.g.AddOutput(p.op("Mul", f32(1, 16, 64, 64), c, p.s))
-	if got, want := inUse(t, p.g), []int64{T, T, T, 2 * T}; !equal(got, want) {
+	if got, want := inUse(t, p.g), []int64{T, T, T, 2 * T}; !slices.Equal(got, want) {
 		t.Errorf("f32→i32: in use %v, want %v (measured)", got, want)
 	}
 	// f32→f16 is a new T/2 (ORT keeps both user Casts: the first loses
@@ -154,7 +157,7 @@ func TestORTInPlaceNeedsSameElementSize(t *testing.T) {
 	b = p.op("Cast", ir.TensorOf(ir.Float16, 1, 16, 64, 64), a)
 	c = p.op("Cast", f32(1, 16, 64, 64), b)
 	p.g.AddOutput(p.op("Mul", f32(1, 16, 64, 64), c, p.s))
-	if got, want := inUse(t, p.g), []int64{T, T + T/2, T + T/2, 2 * T}; !equal(got, want) {
+	if got, want := inUse(t, p.g), []int64{T, T + T/2, T + T/2, 2 * T}; !slices.Equal(got, want) {
 		t.Errorf("f32→f16→f32: in use %v, want %v (measured)", got, want)
 	}
 }
@@ -167,7 +170,7 @@ func TestORTArenaRounding(t *testing.T) {
 		a := p.op("Mul", f32(tt.n), x, p.s)
 		b := p.op("Mul", f32(tt.n), a, p.s)
 		p.g.AddOutput(p.op("Add", f32(tt.n), a, b))
-		if got, want := inUse(t, p.g), []int64{tt.chunk, 2 * tt.chunk, 3 * tt.chunk}; !equal(got, want) {
+		if got, want := inUse(t, p.g), []int64{tt.chunk, 2 * tt.chunk, 3 * tt.chunk}; !slices.Equal(got, want) {
 			t.Errorf("%d floats: in use %v, want %v (measured)", tt.n, got, want)
 		}
 	}
@@ -178,7 +181,7 @@ func TestORTConstantsAreParameters(t *testing.T) {
 	k := p.g.NewNode("Constant", "", nil, []string{"k"})
 	k.Outputs[0].Type = f32(1, 16, 64, 64)
 	p.g.AddOutput(p.op("Add", f32(1, 16, 64, 64), x, k.Outputs[0]))
-	r, err := Simulate(p.g, p.g.Nodes, ORT())
+	r, err := memory.Simulate(p.g, p.g.Nodes, Memory())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -187,15 +190,15 @@ func TestORTConstantsAreParameters(t *testing.T) {
 	}
 	// Its output is not an activation: a sequence without the Constant
 	// node is fine.
-	if _, err := Simulate(p.g, p.g.Nodes[1:], ORT()); err != nil {
+	if _, err := memory.Simulate(p.g, p.g.Nodes[1:], Memory()); err != nil {
 		t.Error(err)
 	}
-	if r, _ := Simulate(p.g, p.g.Nodes, Options{ConstantsAsParams: true, CountParams: true}); r.ConstBytes != T+4 {
+	if r, _ := memory.Simulate(p.g, p.g.Nodes, memory.Options{ConstantsAsParams: true, CountParams: true}); r.ConstBytes != T+4 {
 		t.Errorf("CountParams: const %d, want %d (the Constant and s)", r.ConstBytes, T+4)
 	}
 }
 
-func TestORTWorkspace(t *testing.T) {
+func TestWorkspace(t *testing.T) {
 	conv := func(op string, x, w, y []int64, attrs ...ir.Attr) *ir.Node {
 		g := ir.NewGraph("ws")
 		xv := g.AddInput("x", f32(x...))
@@ -288,8 +291,8 @@ func TestORTWorkspace(t *testing.T) {
 			return n
 		}(), 147456},
 	} {
-		if got := ORTWorkspace(tt.n); got != tt.want {
-			t.Errorf("%s: ORTWorkspace = %d, want %d (measured)", tt.name, got, tt.want)
+		if got := Workspace(tt.n); got != tt.want {
+			t.Errorf("%s: Workspace = %d, want %d (measured)", tt.name, got, tt.want)
 		}
 	}
 }
@@ -306,7 +309,7 @@ func TestORTLRNWorkspaceIsTwoAllocations(t *testing.T) {
 	n.Outputs[0].Type = f32(1, 192, 56, 56)
 	n.SetAttr(ir.IntAttr("size", 5))
 	g.AddOutput(n.Outputs[0])
-	r, err := Simulate(g, g.Nodes, ORT())
+	r, err := memory.Simulate(g, g.Nodes, Memory())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -340,10 +343,10 @@ func TestORTDynamicQuantization(t *testing.T) {
 	cf := p.op("Cast", f32(1, 16, 64, 64), ci)
 	y := p.op("Mul", f32(1, 16, 64, 64), cf, sc)
 	p.g.AddOutput(p.op("Mul", f32(1, 16, 64, 64), y, s))
-	if got, want := inUse(t, g), []int64{T, T + T/4 + 512, T + T/4 + 768, T + T/4 + 512, T + 256, 2*T + 256, 2*T + T/4 + 768}; !equal(got, want) {
+	if got, want := inUse(t, g), []int64{T, T + T/4 + 512, T + T/4 + 768, T + T/4 + 512, T + 256, 2*T + 256, 2*T + T/4 + 768}; !slices.Equal(got, want) {
 		t.Errorf("in use %v, want %v (measured)", got, want)
 	}
-	r, err := Simulate(g, g.Nodes, ORT())
+	r, err := memory.Simulate(g, g.Nodes, Memory())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -376,7 +379,7 @@ func TestORTSubgraphRunsInTheArena(t *testing.T) {
 	n.AddImplicit(x)
 	n.AddImplicit(s)
 	g.AddOutput(n.Outputs[0])
-	r, err := Simulate(g, g.Nodes, ORT())
+	r, err := memory.Simulate(g, g.Nodes, Memory())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -384,26 +387,9 @@ func TestORTSubgraphRunsInTheArena(t *testing.T) {
 		t.Errorf("peak %d, workspace %v, after %v; want %d, [%d], [%d]", r.PeakBytes, r.Workspace, r.After, 2*T, T, T)
 	}
 	// Without the arena replay the estimate is the same.
-	o := ORT()
+	o := Memory()
 	o.Arena = false
-	if r, _ := Simulate(g, g.Nodes, o); r.PeakBytes != 2*T {
+	if r, _ := memory.Simulate(g, g.Nodes, o); r.PeakBytes != 2*T {
 		t.Errorf("without Arena: peak %d, want %d", r.PeakBytes, 2*T)
-	}
-}
-
-func TestAtPeakAddsUpToPeak(t *testing.T) {
-	g := residualChain(300, 7)
-	for _, opts := range []Options{{}, ORT(), {Aliasing: true, InPlace: true, Reuse: true}} {
-		r, err := Simulate(g, g.Nodes, opts)
-		if err != nil {
-			t.Fatal(err)
-		}
-		sum := r.ConstBytes + r.PeakWorkspace
-		for _, l := range r.AtPeak {
-			sum += l.Bytes
-		}
-		if sum != r.PeakBytes {
-			t.Errorf("%+v: AtPeak adds up to %d, peak %d", opts, sum, r.PeakBytes)
-		}
 	}
 }
