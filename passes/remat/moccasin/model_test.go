@@ -2,7 +2,6 @@ package moccasin
 
 import (
 	"context"
-
 	"fmt"
 	"math/rand/v2"
 	"slices"
@@ -10,7 +9,6 @@ import (
 
 	"github.com/remat-compile/remat/internal/cbc"
 	"github.com/remat-compile/remat/internal/milp"
-
 	"github.com/remat-compile/remat/passes/remat"
 	"github.com/remat-compile/remat/passes/remat/solvertest"
 )
