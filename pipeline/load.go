@@ -8,7 +8,7 @@
 //
 //	m, err := pipeline.Load(ctx, "model.onnx", pipeline.LoadOptions{RequireStatic: true})
 //	fit, err := m.Fit(ctx, pipeline.FitOptions{Budget: remat.BudgetFraction(0.7)})
-//	err = m.Export("model.remat.onnx", fit)
+//	err = m.Export("model.remat.onnx", fit, true)
 //
 // Library code here never prints and never exits; it returns errors of
 // three kinds (DESIGN.md "Passes and errors"): bad input or options
