@@ -560,7 +560,7 @@ func (f *Fit) Report(m *Model, output, budget string) *report.Compile {
 	r.Target, r.TargetModel = f.Target.Name(), f.Target.Describe()
 	r.ORTRefinement = f.Refinement
 	if t := f.Tiled; t != nil {
-		r.Tiling = &report.Tiling{PeakBeforeBytes: t.PeakBefore, PeakAfterBytes: t.PeakAfter, PeakNode: t.PeakNode}
+		r.Tiling = &report.Tiling{BudgetBytes: f.tileBudget, PeakBeforeBytes: t.PeakBefore, PeakAfterBytes: t.PeakAfter, PeakNode: t.PeakNode}
 		if t.CostBefore > 0 {
 			r.Tiling.ExtraPercent = 100 * (t.CostAfter - t.CostBefore) / t.CostBefore
 		}

@@ -303,8 +303,20 @@ func compileError(err error, budget remat.Budget, prof *profiles.Profile) error 
 func printCompile(w io.Writer, r *report.Compile, res *remat.Result, budget remat.Budget) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintf(tw, "model:\t%s → %s\n", r.Model, r.Output)
-	fmt.Fprintf(tw, "budget:\t%s\n", describeBudget(budget, r.BudgetBytes, r.Profile))
-	fmt.Fprintf(tw, "peak before:\t%s (no rematerialization)\n", formatBytes(r.BeforePeakBytes))
+	before := "no rematerialization"
+	switch t := r.Tiling; {
+	case t != nil && budget.Fraction > 0 && budget.Bytes <= 0:
+		// Tiling met the budget, a share of the target's peak; the
+		// solver's peaks below are the tiled graph's.
+		fmt.Fprintf(tw, "budget:\t%s of the %s peak (%s), met by tiling\n", budget, r.Target, remat.FormatBytes(t.BudgetBytes))
+		before = "the tiled graph, no rematerialization"
+	case t != nil:
+		fmt.Fprintf(tw, "budget:\t%s, met by tiling\n", remat.FormatBytes(t.BudgetBytes))
+		before = "the tiled graph, no rematerialization"
+	default:
+		fmt.Fprintf(tw, "budget:\t%s\n", describeBudget(budget, r.BudgetBytes, r.Profile))
+	}
+	fmt.Fprintf(tw, "peak before:\t%s (%s)\n", formatBytes(r.BeforePeakBytes), before)
 	fmt.Fprintf(tw, "peak after:\t%s (%.1f%% less)\n", formatBytes(r.AfterPeakBytes), r.PeakReductionPercent)
 	fmt.Fprintf(tw, "overhead:\t%+.2f%% predicted compute (%s of %s, %s)\n",
 		r.OverheadPercent, formatSeconds(r.OverheadSeconds), formatSeconds(r.BaseComputeSeconds), describeSources(r.Profile, r.CostSources, r.CostSecondsBySource))

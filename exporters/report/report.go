@@ -153,9 +153,12 @@ type Compile struct {
 	Sweep *Sweep `json:"sweep,omitempty"`
 }
 
-// Tiling is what tiling did: the target's predicted peak before and after
-// and each region split into bands.
+// Tiling is what tiling did: the budget it ran under in the target's terms
+// (a percentage budget is of the target's peak of the original, since the
+// solver's no-remat peak is that of the tiled graph), the target's
+// predicted peak before and after, and each region split into bands.
 type Tiling struct {
+	BudgetBytes     int64        `json:"budget_bytes"`
 	PeakBeforeBytes int64        `json:"peak_before_bytes"`
 	PeakAfterBytes  int64        `json:"peak_after_bytes"`
 	PeakNode        string       `json:"peak_node"`
