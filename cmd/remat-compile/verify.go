@@ -152,16 +152,7 @@ func printVerify(st *Streams, r *verify.Report) error {
 	}
 	for _, lr := range r.Levels {
 		fmt.Fprintf(out, "\nlevel %s:\n", lr.Level)
-		w := tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
-		fmt.Fprintf(w, "  output\ttype\tresult\n")
-		for _, o := range lr.Outputs {
-			res := "bitwise identical"
-			if !o.Equal {
-				res = "DIFFERS: " + verify.DescribeDiff(o)
-			}
-			fmt.Fprintf(w, "  %s\t%s%s\t%s\n", o.Name, o.DType, verify.FormatShape(o.Shape), res)
-		}
-		w.Flush()
+		w := printOutputs(out, lr.Outputs)
 		fmt.Fprintf(w, "\n  \toriginal\tremat\tchange\n")
 		fmt.Fprintf(w, "  activation peak\t%s\t%s\t%s (%s%%)\n", formatBytes(lr.Orig.PeakBytes), formatBytes(lr.Rematted.PeakBytes), signedBytes(-lr.ReductionBytes), signed(-lr.ReductionPercent))
 		fmt.Fprintf(w, "  arena baseline\t%s\t%s\t\n", formatBytes(lr.Orig.BaselineBytes), formatBytes(lr.Rematted.BaselineBytes))
@@ -256,4 +247,20 @@ func printPredicted(out io.Writer, by string, predicted int64, predictedPercent 
 		fmt.Fprintf(out, "; measured/predicted drop %.1f%% (%s the %.0f%% bar)", *ratio, verdict, 100*verify.AcceptanceBar)
 	}
 	fmt.Fprintln(out)
+}
+
+// printOutputs prints the output comparison table and returns its
+// tabwriter (flushed) for the tables that follow.
+func printOutputs(out io.Writer, outputs []verify.OutputReport) *tabwriter.Writer {
+	w := tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
+	fmt.Fprintf(w, "  output\ttype\tresult\n")
+	for _, o := range outputs {
+		res := "bitwise identical"
+		if !o.Equal {
+			res = "DIFFERS: " + verify.DescribeDiff(o)
+		}
+		fmt.Fprintf(w, "  %s\t%s%s\t%s\n", o.Name, o.DType, verify.FormatShape(o.Shape), res)
+	}
+	w.Flush()
+	return w
 }

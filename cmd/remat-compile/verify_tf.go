@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
-	"text/tabwriter"
 
 	"github.com/remat-compile/remat/internal/tfjs"
 	"github.com/remat-compile/remat/pipeline"
@@ -60,16 +59,7 @@ func printVerifyTF(st *Streams, r *verify.TFReport) error {
 	if md := r.Metadata; md != nil {
 		fmt.Fprintf(out, "plan: solver %q, budget %s, %d recompute node(s), %d gate(s)\n", md.Solver, formatBytes(md.BudgetBytes), len(md.Recompute), len(md.Gated))
 	}
-	w := tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
-	fmt.Fprintf(w, "  output\ttype\tresult\n")
-	for _, o := range r.Outputs {
-		res := "bitwise identical"
-		if !o.Equal {
-			res = "DIFFERS: " + verify.DescribeDiff(o)
-		}
-		fmt.Fprintf(w, "  %s\t%s%s\t%s\n", o.Name, o.DType, verify.FormatShape(o.Shape), res)
-	}
-	w.Flush()
+	w := printOutputs(out, r.Outputs)
 	fmt.Fprintf(w, "\n  \toriginal\tremat\tchange\n")
 	fmt.Fprintf(w, "  tf.profile peak\t%s\t%s\t%s (%s%%)\n", formatBytes(r.Orig.PeakBytes), formatBytes(r.Rematted.PeakBytes), signedBytes(-r.ReductionBytes), signed(-r.ReductionPercent))
 	fmt.Fprintf(w, "  weights and feeds\t%s\t%s\t\n", formatBytes(r.Orig.BaselineBytes), formatBytes(r.Rematted.BaselineBytes))

@@ -102,21 +102,13 @@ type RecomputeEntry struct {
 	Before   string   `json:"before"`
 }
 
-// chain is one recompute chain, or one order constraint.
-type chain struct {
-	after  *ir.Node
-	nodes  []*ir.Node
-	set    map[*ir.Node]bool
-	forced map[*ir.Node]bool
-}
-
 // force applies Options.Remat and Options.Order.
 func (ex *exporter) force() error {
 	rw := ex.opts.Remat
 	if rw == nil && len(ex.opts.Order) == 0 {
 		return nil
 	}
-	var chains []*chain
+	var chains []*remat.Chain
 	if rw != nil {
 		if rw.Graph != nil && rw.Graph != ex.g {
 			return fmt.Errorf("graphdef export: Options.Remat rewrote graph %q, not the graph exported (%q)", rw.Graph.Name, ex.g.Name)
@@ -155,12 +147,11 @@ func (ex *exporter) force() error {
 		}
 		ex.meta = md
 		for _, rcs := range rw.Chains() {
-			c := &chain{after: rcs[0].After, set: map[*ir.Node]bool{}, forced: map[*ir.Node]bool{}}
+			c := remat.NewChain(rcs[0].After)
 			for _, rc := range rcs {
-				c.nodes = append(c.nodes, rc.Node)
-				c.set[rc.Node] = true
+				c.Add(rc.Node)
 			}
-			chains = append(chains, c)
+			chains = append(chains, &c)
 		}
 	}
 	for i, oc := range ex.opts.Order {
@@ -170,11 +161,11 @@ func (ex *exporter) force() error {
 	}
 	if ex.opts.RuntimeOrder == nil {
 		for _, c := range chains {
-			if c.after == nil {
+			if c.After == nil {
 				continue
 			}
-			for _, n := range c.nodes {
-				if c.isEntry(n) {
+			for _, n := range c.Nodes {
+				if c.IsEntry(n) {
 					if err := ex.gate(c, n); err != nil {
 						return err
 					}
@@ -188,8 +179,8 @@ func (ex *exporter) force() error {
 		return nil
 	}
 	for _, oc := range ex.opts.Order {
-		c := &chain{after: oc.After, nodes: []*ir.Node{oc.Node}, set: map[*ir.Node]bool{oc.Node: true}, forced: map[*ir.Node]bool{}}
-		if err := ex.gate(c, oc.Node); err != nil {
+		c := remat.NewChain(oc.After, oc.Node)
+		if err := ex.gate(&c, oc.Node); err != nil {
 			return err
 		}
 	}
@@ -201,7 +192,7 @@ func (ex *exporter) force() error {
 
 // forceViolations gates, one chain at a time, what the runtime's order
 // runs before its chain's "after" node.
-func (ex *exporter) forceViolations(chains []*chain) error {
+func (ex *exporter) forceViolations(chains []*remat.Chain) error {
 	for round := 0; ; round++ {
 		if round > len(ex.entries)+1 {
 			return fmt.Errorf("graphdef export: internal error: gating does not converge")
@@ -221,7 +212,7 @@ func (ex *exporter) forceViolations(chains []*chain) error {
 // violation finds the first recompute node, in plan order, that the
 // runtime runs before its chain's "after" node, and returns its chain and
 // the entries to gate; nil when there is none.
-func (ex *exporter) violation(chains []*chain) (*chain, []*ir.Node, error) {
+func (ex *exporter) violation(chains []*remat.Chain) (*remat.Chain, []*ir.Node, error) {
 	w := ex.written()
 	order, err := ex.opts.RuntimeOrder(w)
 	if err != nil {
@@ -236,38 +227,15 @@ func (ex *exporter) violation(chains []*chain) (*chain, []*ir.Node, error) {
 			rank[n] = r
 		}
 	}
-	for _, c := range chains {
-		if c.after == nil {
-			continue
-		}
-		ra, ok := rank[c.after]
-		if !ok {
-			continue // the runtime does not run it
-		}
-		for _, n := range c.nodes {
-			if rn, ok := rank[n]; !ok || rn > ra {
-				continue
-			}
-			var todo []*ir.Node
-			for _, e := range c.entriesOf(n) {
-				if !c.forced[e] {
-					todo = append(todo, e)
-				}
-			}
-			if len(todo) == 0 {
-				return nil, nil, fmt.Errorf("graphdef export: internal error: recompute node %q runs before %q although every entry of its chain is gated", n.Name, c.after.Name)
-			}
-			return c, todo, nil
-		}
+	i, n, todo := remat.Early(chains, func(n *ir.Node) (int, bool) { r, ok := rank[n]; return r, ok })
+	switch {
+	case i < 0:
+		return nil, nil, nil
+	case len(todo) == 0:
+		return nil, nil, fmt.Errorf("graphdef export: internal error: recompute node %q runs before %q although every entry of its chain is gated", n.Name, chains[i].After.Name)
 	}
-	return nil, nil, nil
+	return chains[i], todo, nil
 }
-
-// entriesOf returns the chain's entry nodes that n depends on within the
-// chain (remat.ChainEntries).
-func (c *chain) entriesOf(n *ir.Node) []*ir.Node { return remat.ChainEntries(c.nodes, c.set, n) }
-
-func (c *chain) isEntry(n *ir.Node) bool { return remat.IsChainEntry(c.set, n) }
 
 // SafeControl reports whether a control input on a node of op is safe in
 // TensorFlow.js 4.22: the op reads each of its inputs at a fixed,
@@ -307,12 +275,12 @@ var safeControlOps = []string{
 	"ZerosLike",
 }
 
-// gate holds entry e of chain c behind c.after (see the top of the file).
-func (ex *exporter) gate(c *chain, e *ir.Node) error {
-	if c.forced[e] {
+// gate holds entry e of chain c behind c.After (see the top of the file).
+func (ex *exporter) gate(c *remat.Chain, e *ir.Node) error {
+	if c.Forced[e] {
 		return nil
 	}
-	ge, err := ex.gateOf(c.after)
+	ge, err := ex.gateOf(c.After)
 	if err != nil {
 		return err
 	}
@@ -325,9 +293,9 @@ func (ex *exporter) gate(c *chain, e *ir.Node) error {
 	} else if err := ex.gateThroughIdentity(ee, e, ref); err != nil {
 		return err
 	}
-	c.forced[e] = true
+	c.Forced[e] = true
 	if ex.meta != nil {
-		ex.meta.Gated = append(ex.meta.Gated, ex.nodeNames[e]+" after "+ex.nodeNames[c.after])
+		ex.meta.Gated = append(ex.meta.Gated, ex.nodeNames[e]+" after "+ex.nodeNames[c.After])
 	}
 	return nil
 }

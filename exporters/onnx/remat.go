@@ -223,10 +223,9 @@ func (ex *exporter) remat(g *ir.Graph, mp *onnxpb.ModelProto) error {
 		md.Recompute = append(md.Recompute, e)
 	}
 	for _, rcs := range rw.Chains() {
-		c := &chain{after: anchor(rcs[0].After), set: map[*ir.Node]bool{}, forced: map[*ir.Node]bool{}}
+		c := &chain{Chain: remat.NewChain(anchor(rcs[0].After))}
 		for _, rc := range rcs {
-			c.nodes = append(c.nodes, rc.Node)
-			c.set[rc.Node] = true
+			c.Add(rc.Node)
 		}
 		f.chains = append(f.chains, c)
 	}
@@ -283,10 +282,7 @@ type dep struct {
 // chain is one recompute chain: the duplicates one stage of the plan
 // runs, right after the node after.
 type chain struct {
-	after  *ir.Node
-	nodes  []*ir.Node
-	set    map[*ir.Node]bool
-	forced map[*ir.Node]bool // entries given a dependency
+	remat.Chain // Forced: the entries given a dependency
 	// Names of the shared dependency tensors, once written: le is the
 	// empty slice of L, li its int64 form.
 	le, li string
@@ -305,7 +301,7 @@ func (c *chain) anchor(f *forcer) *onnxpb.NodeProto {
 	if c.at != nil {
 		return c.at
 	}
-	return f.protoOf[c.nodes[0]]
+	return f.protoOf[c.Nodes[0]]
 }
 
 // force adds the dependencies: first wherever CSE could merge a
@@ -328,18 +324,18 @@ func (f *forcer) force() error {
 		}
 	}
 	for _, c := range f.chains {
-		for _, n := range c.nodes {
+		for _, n := range c.Nodes {
 			np := f.protoOf[n]
 			if isConstantProto(np) || f.keys[cseKey(np)] < 2 {
 				continue
 			}
-			if c.after == nil {
+			if c.After == nil {
 				return fmt.Errorf("onnx export: recompute node %q starts the graph: no node runs before it to depend on, and ORT's CSE could merge it", n.Name)
 			}
-			if err := f.addDependencies(c, c.entriesOf(n)); err != nil {
+			if err := f.addDependencies(c, c.Entries(n)); err != nil {
 				return err
 			}
-			if f.keys[cseKey(np)] > 1 && !c.forced[n] {
+			if f.keys[cseKey(np)] > 1 && !c.Forced[n] {
 				// Another recomputation of the same node reads the very
 				// same tensors (both copies read values the plan retains
 				// between them): a dependency on the chain's entries does
@@ -360,12 +356,12 @@ func (f *forcer) force() error {
 	// a Relu recomputation reading an earlier chain's Conv, in a U-Net
 	// training graph at level "all").
 	for _, c := range f.chains {
-		if c.after == nil {
+		if c.After == nil {
 			continue
 		}
-		for _, n := range c.nodes {
-			for _, e := range c.entriesOf(n) {
-				if c.forced[e] {
+		for _, n := range c.Nodes {
+			for _, e := range c.Entries(n) {
+				if c.Forced[e] {
 					continue
 				}
 				if _, _, err := chooseDepFor(c, e); err != nil {
@@ -502,7 +498,7 @@ func chooseOrderDep(e *ir.Node) (depKind, int, error) {
 // forceOrder applies one order constraint.
 func (f *forcer) forceOrder(oc remat.OrderConstraint) error {
 	n := oc.Node
-	c := &chain{after: oc.After, nodes: []*ir.Node{n}, set: map[*ir.Node]bool{n: true}, forced: map[*ir.Node]bool{}, order: true}
+	c := &chain{Chain: remat.NewChain(oc.After, n), order: true}
 	if d := f.deps[n]; d != nil {
 		if d.kind == depBias {
 			return fmt.Errorf("onnx export: cannot hold node %q back after %q: its recompute chain's dependency is a depbias", n.Name, oc.After.Name)
@@ -543,7 +539,7 @@ func (f *forcer) addSource(c *chain, e *ir.Node, d *dep) error {
 // addDependencies gives each entry of c that lacks one its dependency.
 func (f *forcer) addDependencies(c *chain, entries []*ir.Node) error {
 	for _, e := range entries {
-		if !c.forced[e] {
+		if !c.Forced[e] {
 			if err := f.addDependency(c, e); err != nil {
 				return err
 			}
@@ -571,38 +567,20 @@ func (f *forcer) violation() (*chain, []*ir.Node, error) {
 		}
 		rank[nodes[p]] = r
 	}
-	for _, c := range f.chains {
-		if c.after == nil {
-			continue
-		}
-		ra, ok := rank[f.protoOf[c.after]]
-		if !ok {
-			continue // a Constant: ORT makes it an initializer
-		}
-		for _, n := range c.nodes {
-			if rn, ok := rank[f.protoOf[n]]; !ok || rn > ra {
-				continue
-			}
-			var todo []*ir.Node
-			for _, e := range c.entriesOf(n) {
-				if !c.forced[e] {
-					todo = append(todo, e)
-				}
-			}
-			if len(todo) == 0 {
-				return nil, nil, fmt.Errorf("onnx export: internal error: cannot force recompute node %q: every entry of its chain depends on %q, yet ORT would run it first", n.Name, c.after.Name)
-			}
-			return c, todo, nil
-		}
+	chains := make([]*remat.Chain, len(f.chains))
+	for i, c := range f.chains {
+		chains[i] = &c.Chain
 	}
-	return nil, nil, nil
+	// A node without a rank is a Constant: ORT makes it an initializer.
+	i, n, todo := remat.Early(chains, func(n *ir.Node) (int, bool) { r, ok := rank[f.protoOf[n]]; return r, ok })
+	switch {
+	case i < 0:
+		return nil, nil, nil
+	case len(todo) == 0:
+		return nil, nil, fmt.Errorf("onnx export: internal error: cannot force recompute node %q: every entry of its chain depends on %q, yet ORT would run it first", n.Name, chains[i].After.Name)
+	}
+	return f.chains[i], todo, nil
 }
-
-// entriesOf returns the chain's entry nodes that n depends on within the
-// chain (remat.ChainEntries).
-func (c *chain) entriesOf(n *ir.Node) []*ir.Node { return remat.ChainEntries(c.nodes, c.set, n) }
-
-func (c *chain) isEntry(n *ir.Node) bool { return remat.IsChainEntry(c.set, n) }
 
 // cseKey identifies what ORT's CSE compares: op, domain, attributes and
 // input tensors.
@@ -778,7 +756,7 @@ func (f *forcer) addDependency(c *chain, e *ir.Node) error {
 	f.gp.Node = slices.Insert(f.gp.Node, slices.Index(f.gp.Node, np), nodes...)
 	f.keys[oldKey]--
 	f.keys[cseKey(np)]++
-	c.forced[e] = true
+	c.Forced[e] = true
 	return nil
 }
 
@@ -787,16 +765,16 @@ func (f *forcer) addDependency(c *chain, e *ir.Node) error {
 // before the chain's first node.
 func (f *forcer) addShared(c *chain) error {
 	var l *ir.Value
-	for _, o := range c.after.Outputs {
+	for _, o := range c.After.Outputs {
 		if o != nil && o.Type.Kind == ir.KindTensor {
 			l = o
 			break
 		}
 	}
 	if l == nil {
-		return fmt.Errorf("onnx export: cannot force the recompute chain of %q after node %q: that node has no tensor output to depend on", c.nodes[0].Name, c.after.Name)
+		return fmt.Errorf("onnx export: cannot force the recompute chain of %q after node %q: that node has no tensor output to depend on", c.Nodes[0].Name, c.After.Name)
 	}
-	c.prefix = c.nodes[0].Name + "_dep"
+	c.prefix = c.Nodes[0].Name + "_dep"
 	at := slices.Index(f.gp.Node, c.anchor(f))
 	lname := f.ex.name(l)
 	minus1 := f.addInit(c.prefix+"_minus1", []int64{-1})
