@@ -191,32 +191,24 @@ func One(ctx context.Context, s remat.Solver, p *remat.Problem, baseSeconds floa
 	r := Row{Solver: s.Name, Overhead: math.NaN(), Gap: math.NaN(), BestGap: math.NaN(), Cost: math.NaN()}
 	t := remat.SolveTimed(ctx, s, p, limit, nil)
 	r.Total = t.Total
+	r.Status, r.Note = t.Status()
 	var be *remat.BudgetError
-	switch err := t.Err; {
-	case err == nil && t.Plan != nil:
-		if t.CheckErr != nil {
-			r.Status, r.Note = "error", "plan fails Check (a solver bug): "+t.CheckErr.Error()
-			return r
-		}
+	switch {
+	case r.Status == "optimal" || r.Status == "feasible":
 		plan, res := t.Plan, t.Check
 		r.Cost, r.Peak, r.Plan = res.TotalSeconds, res.PeakBytes, plan
 		if baseSeconds > 0 {
 			r.Overhead = 100 * (res.TotalSeconds - baseSeconds) / baseSeconds
 		}
-		r.Status = "feasible"
 		switch {
 		case plan.Optimal:
-			r.Status, r.Gap, r.Bound = "optimal", 0, res.TotalSeconds
+			r.Gap, r.Bound = 0, res.TotalSeconds
 		case plan.LowerBound > 0 && !math.IsNaN(plan.Gap) && !math.IsInf(plan.Gap, 0):
 			r.Gap, r.Bound = 100*plan.Gap, plan.LowerBound
 		}
 		r.ToBest = t.ToBest
-	case errors.As(err, &be):
+	case errors.As(t.Err, &be):
 		r.Peak = be.NeedBytes
-		r.Status = "over-budget"
-		if be.Proven {
-			r.Status = "infeasible"
-		}
 		// The plan that reached NeedBytes, when the solver returned it:
 		// its overhead is what MOCCASIN's tables list for rounding that
 		// overshoots the budget.
@@ -226,12 +218,6 @@ func One(ctx context.Context, s remat.Solver, p *remat.Problem, baseSeconds floa
 				r.Overhead = 100 * (res.TotalSeconds - baseSeconds) / baseSeconds
 			}
 		}
-	case errors.Is(err, remat.ErrInfeasible):
-		r.Status = "infeasible"
-	case t.TimedOut:
-		r.Status, r.Note = "timeout", "no plan within the time limit"
-	default:
-		r.Status, r.Note = "error", err.Error()
 	}
 	return r
 }

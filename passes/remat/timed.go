@@ -2,6 +2,7 @@ package remat
 
 import (
 	"context"
+	"errors"
 	"math"
 	"time"
 )
@@ -59,4 +60,35 @@ func SolveTimed(ctx context.Context, s Solver, p *Problem, limit time.Duration, 
 		t.ToBest = bestAt
 	}
 	return t
+}
+
+// Status classifies the run as a benchmark table lists it: "optimal" or
+// "feasible" for a checked plan; "over-budget" when the solver's least
+// peak is above the budget (a BudgetError) and "infeasible" when the
+// budget is proved unreachable; "timeout" with no plan within the limit;
+// "error" otherwise (a plan failing Check is a solver bug), with a note.
+func (t *Timed) Status() (status, note string) {
+	var be *BudgetError
+	switch err := t.Err; {
+	case err == nil && t.Plan != nil:
+		if t.CheckErr != nil {
+			return "error", "the plan fails Check (a solver bug): " + t.CheckErr.Error()
+		}
+		if t.Plan.Optimal {
+			return "optimal", ""
+		}
+		return "feasible", ""
+	case errors.As(err, &be):
+		if be.Proven {
+			return "infeasible", ""
+		}
+		return "over-budget", ""
+	case errors.Is(err, ErrInfeasible):
+		return "infeasible", ""
+	case t.TimedOut:
+		return "timeout", "no plan within the time limit"
+	case err == nil:
+		return "error", "the solver returned neither a plan nor an error"
+	}
+	return "error", t.Err.Error()
 }

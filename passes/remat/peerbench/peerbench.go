@@ -260,20 +260,15 @@ func solveOne(ctx context.Context, s remat.Solver, p *remat.Problem, base remat.
 		}
 	})
 	r.Seconds = t.Total
+	r.Status, r.Note = t.Status()
 	var be *remat.BudgetError
-	switch err := t.Err; {
-	case err == nil && t.Plan != nil:
-		if t.CheckErr != nil {
-			r.Status, r.Note = "error", "the plan fails Check (a solver bug): "+t.CheckErr.Error()
-			return r
-		}
+	switch {
+	case r.Status == "optimal" || r.Status == "feasible":
 		plan, res := t.Plan, t.Check
-		r.Status = "feasible"
 		if math.IsNaN(r.TimeToPublished) && atOrBelow(tdi(res.TotalSeconds, base.TotalSeconds), target) {
 			r.TimeToPublished = r.Seconds // a solver that reports nothing found it at the end
 		}
 		if plan.Optimal {
-			r.Status = "optimal"
 			r.LowerBound = res.TotalSeconds
 		} else {
 			r.LowerBound = max(r.LowerBound, min(plan.LowerBound, res.TotalSeconds))
@@ -281,17 +276,8 @@ func solveOne(ctx context.Context, s remat.Solver, p *remat.Problem, base remat.
 		r.Peak = res.PeakBytes
 		r.TDI = tdi(res.TotalSeconds, base.TotalSeconds)
 		r.TimeToBest = t.ToBest
-	case errors.As(err, &be):
-		r.Status, r.Peak = "over-budget", be.NeedBytes
-		if be.Proven {
-			r.Status = "infeasible"
-		}
-	case errors.Is(err, remat.ErrInfeasible):
-		r.Status = "infeasible"
-	case t.TimedOut:
-		r.Status, r.Note = "timeout", "no plan within the time limit"
-	default:
-		r.Status, r.Note = "error", err.Error()
+	case errors.As(t.Err, &be):
+		r.Peak = be.NeedBytes
 	}
 	return r
 }
