@@ -77,8 +77,8 @@ func benchCmd() *command {
 }
 
 func runBench(ctx context.Context, o *benchOptions, args []string, st *Streams) error {
-	if o.timeLimit <= 0 {
-		return usagef("-time-limit %v: want a positive duration such as 60s", o.timeLimit)
+	if err := timeLimitFlag(o.timeLimit); err != nil {
+		return err
 	}
 	var budgets []bench.Budget
 	for _, s := range strings.Split(o.budgets, ",") {

@@ -112,12 +112,9 @@ func runCompile(ctx context.Context, o *compileOptions, path string, st *Streams
 	if err != nil {
 		return err
 	}
-	solver, ok := solvers.Lookup(o.solver)
-	if !ok {
-		return usagef("-solver %q: unknown solver; the solvers are %s (see `remat-compile solvers`)", o.solver, strings.Join(solvers.Names(), ", "))
-	}
-	if o.timeLimit <= 0 {
-		return usagef("-time-limit %v: want a positive duration such as 60s", o.timeLimit)
+	solver, err := solverFlags(o.solver, o.timeLimit)
+	if err != nil {
+		return err
 	}
 	if o.target != "" {
 		if _, err := pipeline.LookupTarget(o.target); err != nil {

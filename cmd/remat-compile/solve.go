@@ -60,12 +60,9 @@ func runSolve(ctx context.Context, o *solveOptions, arg string, st *Streams) err
 	if err != nil {
 		return err
 	}
-	solver, ok := solvers.Lookup(o.solver)
-	if !ok {
-		return usagef("-solver %q: unknown solver; the solvers are %s (see `remat-compile solvers`)", o.solver, strings.Join(solvers.Names(), ", "))
-	}
-	if o.timeLimit <= 0 {
-		return usagef("-time-limit %v: want a positive duration such as 60s", o.timeLimit)
+	solver, err := solverFlags(o.solver, o.timeLimit)
+	if err != nil {
+		return err
 	}
 	sem, err := interchange.ParseSemantics(o.semantics)
 	if err != nil {

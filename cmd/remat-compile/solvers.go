@@ -4,8 +4,11 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"strings"
 	"text/tabwriter"
+	"time"
 
+	"github.com/remat-compile/remat/passes/remat"
 	"github.com/remat-compile/remat/passes/remat/solvers"
 )
 
@@ -40,4 +43,22 @@ func runSolvers(st *Streams) error {
 		fmt.Fprintf(w, "%s\t%s\t%s\n", s.Name, kind, solvers.Summary(s))
 	}
 	return w.Flush()
+}
+
+// solverFlags checks -solver and -time-limit, as compile, solve and
+// validate-cost take them.
+func solverFlags(name string, limit time.Duration) (remat.Solver, error) {
+	s, ok := solvers.Lookup(name)
+	if !ok {
+		return remat.Solver{}, usagef("-solver %q: unknown solver; the solvers are %s (see `remat-compile solvers`)", name, strings.Join(solvers.Names(), ", "))
+	}
+	return s, timeLimitFlag(limit)
+}
+
+// timeLimitFlag checks -time-limit.
+func timeLimitFlag(limit time.Duration) error {
+	if limit <= 0 {
+		return usagef("-time-limit %v: want a positive duration such as 60s", limit)
+	}
+	return nil
 }

@@ -82,18 +82,16 @@ func runValidateCost(ctx context.Context, o *validateOptions, args []string, st 
 	if o.rounds < 1 || o.warmup < 0 {
 		return usagef("-rounds %d, -warmup %d: want at least 1 and 0", o.rounds, o.warmup)
 	}
-	if o.timeLimit <= 0 {
-		return usagef("-time-limit %v: want a positive duration such as 10s", o.timeLimit)
+	solver, err := solverFlags(o.solver, o.timeLimit)
+	if err != nil {
+		return err
 	}
 	vo := measure.ValidateOptions{Datasheet: o.datasheet, TimeLimit: o.timeLimit,
 		Rounds: o.rounds, Warmup: o.warmup, Level: o.level, Clock: o.clock, Seed: o.seed, ProfileName: o.profile}
 	for _, k := range strings.Split(o.kinds, ",") {
 		vo.Kinds = append(vo.Kinds, strings.TrimSpace(k))
 	}
-	var ok bool
-	if vo.Solver, ok = solvers.Lookup(o.solver); !ok {
-		return usagef("-solver %q: unknown solver; the solvers are %s", o.solver, strings.Join(solvers.Names(), ", "))
-	}
+	vo.Solver = solver
 	for _, s := range strings.Split(o.budgets, ",") {
 		b, err := parseBudget(strings.TrimSpace(s))
 		if err != nil {
