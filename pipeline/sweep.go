@@ -131,7 +131,9 @@ type SweepResult struct {
 // not fit the tighter budget anyway unless the row reuses it.
 //
 // The sweep stops at the first budget that does not fit (its error says
-// the smallest peak the solvers reached there), and then fits that
+// the smallest peak the solvers reached there), or whose plan does not
+// lower the target's peak (a *TargetError, which compile would refuse to
+// write), and after the first kind fits that
 // smallest peak as a budget in bytes: when it fits, it is the last row,
 // the smallest budget known to be feasible. It also stops when ctx is
 // cancelled: the rows so far are returned, Interrupted set, with no
@@ -212,11 +214,15 @@ func (m *Model) Sweep(ctx context.Context, o SweepOptions) (*SweepResult, error)
 		}
 		row, n, f, err := fit(remat.BudgetFraction(pct/100), label)
 		var ib *remat.InfeasibleBudgetError
+		var te *TargetError
 		switch {
 		case errors.As(err, &ib):
 			sw.NoRematPeakBytes = max(sw.NoRematPeakBytes, ib.NoRematPeakBytes)
 			need = ib.NeedBytes
 			sw.Stopped = fmt.Sprintf("stopped at %s (%s): %v", label, remat.FormatBytes(ib.HaveBytes), err)
+		case errors.As(err, &te):
+			// The rows stop at the last plan the target gains from.
+			sw.Stopped = fmt.Sprintf("stopped at %s (%s): %v", label, remat.FormatBytes(te.BudgetBytes), err)
 		case err != nil && ctx.Err() != nil:
 			sw.Interrupted = true
 			sw.Stopped = fmt.Sprintf("interrupted while solving the budget %s: %v", label, err)
@@ -245,9 +251,12 @@ func (m *Model) Sweep(ctx context.Context, o SweepOptions) (*SweepResult, error)
 		} else {
 			row, n, f, err := fit(remat.BudgetBytes(need), label)
 			var ib *remat.InfeasibleBudgetError
+			var te *TargetError
 			switch {
 			case errors.As(err, &ib):
 				sw.Stopped += fmt.Sprintf("; the smallest peak reached, %s, did not fit again: %v", remat.FormatBytes(need), err)
+			case errors.As(err, &te):
+				sw.Stopped += fmt.Sprintf("; the plan of the smallest peak reached, %s: %v", remat.FormatBytes(need), err)
 			case err != nil && ctx.Err() != nil:
 				sw.Interrupted = true
 				sw.Stopped += "; interrupted while solving the smallest peak reached"

@@ -86,7 +86,8 @@ func checkMonotone(t *testing.T, sw *report.Sweep) {
 }
 
 // TestSweepMonotone sweeps the zoo U-Net's training graph from 100% down
-// to the smallest feasible budget and checks the rows.
+// to the smallest feasible budget for the liveness target (whose peak every
+// plan lowers) and checks the rows.
 func TestSweepMonotone(t *testing.T) {
 	if testing.Short() {
 		t.Skip("solves a dozen budgets; skipped in -short mode")
@@ -102,7 +103,7 @@ func TestSweepMonotone(t *testing.T) {
 	nodes := len(m.Graph.Nodes)
 	var calls []string
 	res, err := m.Sweep(ctx, SweepOptions{
-		Fit:  FitOptions{TimeLimit: 2 * time.Second, RefineSolves: -1},
+		Fit:  FitOptions{Target: liveness.Target{}, TimeLimit: 2 * time.Second, RefineSolves: -1},
 		Spec: SweepSpec{From: 100, To: 10, Step: 10},
 		Progress: func(done, total int, budget string) {
 			calls = append(calls, fmt.Sprintf("%d/%d %s", done, total, budget))
@@ -121,7 +122,7 @@ func TestSweepMonotone(t *testing.T) {
 	}
 	checkMonotone(t, sw)
 	last := sw.Rows[len(sw.Rows)-1]
-	if !strings.HasPrefix(sw.Stopped, "stopped at ") && !strings.HasPrefix(sw.Stopped, "every budget") {
+	if !strings.HasPrefix(sw.Stopped, "stopped at ") && !strings.HasPrefix(sw.Stopped, "every budget") || strings.Contains(sw.Stopped, "does not lower the peak") {
 		t.Errorf("Stopped = %q", sw.Stopped)
 	}
 	if strings.HasPrefix(sw.Stopped, "stopped at ") && !strings.Contains(last.Budget, "the smallest peak reached") && last.ReusedFrom == "" {
@@ -181,5 +182,39 @@ func TestInterruptedMidSolve(t *testing.T) {
 	res, err = m.Sweep(ctx, SweepOptions{})
 	if err != nil || !res.Sweep.Interrupted || len(res.Sweep.Rows) != 0 || res.Fit != nil {
 		t.Errorf("sweep with a cancelled context: %+v, %v", res, err)
+	}
+}
+
+// TestSweepStopsAtTargetError: on ONNX Runtime's target without its
+// refinement, the U-Net training graph's plans stop lowering ORT's peak at
+// some budget; the sweep stops there, with the rows before it and the
+// last of them as its plan, instead of failing.
+func TestSweepStopsAtTargetError(t *testing.T) {
+	if testing.Short() {
+		t.Skip("solves several budgets; skipped in -short mode")
+	}
+	ctx := context.Background()
+	m, err := Load(ctx, "zoo:unet", LoadOptions{RequireStatic: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := m.Train(ctx, autodiff.Options{}); err != nil {
+		t.Fatal(err)
+	}
+	res, err := m.Sweep(ctx, SweepOptions{
+		Fit:  FitOptions{TimeLimit: 2 * time.Second, RefineSolves: -1},
+		Spec: SweepSpec{From: 100, To: 10, Step: 10},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sw := res.Sweep
+	if !strings.HasPrefix(sw.Stopped, "stopped at ") || !strings.Contains(sw.Stopped, "does not lower the peak on the ort target") {
+		t.Fatalf("Stopped = %q; the premise (a plan ORT gains nothing from) no longer holds: choose another model or budget series", sw.Stopped)
+	}
+	checkMonotone(t, sw)
+	last := sw.Rows[len(sw.Rows)-1]
+	if res.Fit == nil || res.Fit.Remat.AfterPeakBytes != last.PeakBytes || res.Fit.Placement.PeakBytes >= res.Fit.Original.PeakBytes && res.Fit.Remat.Recomputations > 0 {
+		t.Errorf("the result's plan is not the last row's, or ORT gains nothing from it")
 	}
 }
