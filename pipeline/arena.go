@@ -1,6 +1,8 @@
 package pipeline
 
 import (
+	"io"
+
 	"github.com/remat-compile/remat/passes/arena"
 	"github.com/remat-compile/remat/targets"
 )
@@ -22,4 +24,18 @@ func (m *Model) Arena(t targets.Target, o arena.Options) (*arena.Plan, error) {
 		return nil, err
 	}
 	return p, nil
+}
+
+// WriteArena plans m's activations (Arena, default options) and writes the
+// plan as JSON (remat-arena/v1) to path, all or nothing.
+func (m *Model) WriteArena(path string, t targets.Target) (*arena.Plan, error) {
+	p, err := m.Arena(t, arena.Options{})
+	if err != nil {
+		return nil, err
+	}
+	data, err := p.JSON()
+	if err != nil {
+		return nil, err
+	}
+	return p, WriteFileAtomic(path, func(w io.Writer) error { _, err := w.Write(data); return err })
 }

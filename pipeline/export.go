@@ -3,10 +3,13 @@ package pipeline
 import (
 	"fmt"
 	"io"
+	"path/filepath"
+	"strings"
 
 	onnxexp "github.com/remat-compile/remat/exporters/onnx"
 	"github.com/remat-compile/remat/internal/atomicfile"
 	"github.com/remat-compile/remat/passes/remat"
+	"github.com/remat-compile/remat/passes/remat/checkmate"
 	"github.com/remat-compile/remat/targets"
 )
 
@@ -100,4 +103,32 @@ func SamePath(a, b string) bool { return onnxexp.SamePath(a, b) }
 // renamed into place: never a partial file.
 func WriteFileAtomic(path string, write func(io.Writer) error) error {
 	return atomicfile.Write(path, write)
+}
+
+// MILPFormat returns the format of a MILP file by its extension: "lp" for
+// .lp, "mps" for .mps; another extension is an *OptionError.
+func MILPFormat(path string) (string, error) {
+	switch strings.ToLower(filepath.Ext(path)) {
+	case ".lp":
+		return "lp", nil
+	case ".mps":
+		return "mps", nil
+	}
+	return "", optionErrorf("-emit-milp %q: want a file ending in .lp or .mps", path)
+}
+
+// WriteMILP writes the fit's remat problem as Checkmate's MILP
+// (checkmate.WriteModel) to path, in the format its extension names
+// (MILPFormat), all or nothing. It needs only the problem, so it works
+// after a failed fit too: that is how a user takes an infeasible or slow
+// problem to another solver.
+func (f *Fit) WriteMILP(path string) error {
+	format, err := MILPFormat(path)
+	if err != nil {
+		return err
+	}
+	if f == nil || f.Remat == nil || f.Remat.Problem == nil {
+		return fmt.Errorf("-emit-milp: no remat problem was built")
+	}
+	return WriteFileAtomic(path, func(w io.Writer) error { return checkmate.WriteModel(w, f.Remat.Problem, format) })
 }

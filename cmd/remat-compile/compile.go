@@ -12,7 +12,6 @@ import (
 	"io"
 	"maps"
 	"math"
-	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -20,10 +19,7 @@ import (
 	"time"
 
 	"github.com/remat-compile/remat/exporters/report"
-	"github.com/remat-compile/remat/internal/atomicfile"
-	"github.com/remat-compile/remat/passes/arena"
 	"github.com/remat-compile/remat/passes/remat"
-	"github.com/remat-compile/remat/passes/remat/checkmate"
 	"github.com/remat-compile/remat/passes/remat/solvers"
 	"github.com/remat-compile/remat/pipeline"
 	"github.com/remat-compile/remat/profiles"
@@ -132,15 +128,9 @@ func runCompile(ctx context.Context, o *compileOptions, path string, st *Streams
 	if o.tileMaxExtra < 0 {
 		return usagef("-tile-max-extra %v: want a fraction of at least 0, such as 0.15", o.tileMaxExtra)
 	}
-	milpFormat := ""
 	if o.emitMILP != "" {
-		switch strings.ToLower(filepath.Ext(o.emitMILP)) {
-		case ".lp":
-			milpFormat = "lp"
-		case ".mps":
-			milpFormat = "mps"
-		default:
-			return usagef("-emit-milp %q: want a file ending in .lp or .mps", o.emitMILP)
+		if _, err := pipeline.MILPFormat(o.emitMILP); err != nil {
+			return err
 		}
 	}
 	train, err := o.training.options()
@@ -193,7 +183,7 @@ func runCompile(ctx context.Context, o *compileOptions, path string, st *Streams
 	// The MILP file is written whatever the solver found: it is how a user
 	// takes an infeasible or slow problem to another solver.
 	if o.emitMILP != "" && fit != nil && fit.Remat != nil && fit.Remat.Problem != nil {
-		if err := atomicfile.Write(o.emitMILP, func(w io.Writer) error { return checkmate.WriteModel(w, fit.Remat.Problem, milpFormat) }); err != nil {
+		if err := fit.WriteMILP(o.emitMILP); err != nil {
 			return fmt.Errorf("-emit-milp: %w", err)
 		}
 	}
@@ -218,17 +208,8 @@ func runCompile(ctx context.Context, o *compileOptions, path string, st *Streams
 	r := fit.Report(m, o.out, o.budget)
 	r.Interrupted = interrupted
 	if o.arena != "" {
-		plan, err := m.Arena(target, arena.Options{})
+		plan, err := m.WriteArena(o.arena, target)
 		if err != nil {
-			return fmt.Errorf("-arena: %w", err)
-		}
-		if err := atomicfile.Write(o.arena, func(w io.Writer) error {
-			data, err := plan.JSON()
-			if err == nil {
-				_, err = w.Write(data)
-			}
-			return err
-		}); err != nil {
 			return fmt.Errorf("-arena: %w", err)
 		}
 		r.ArenaBytes, r.ArenaLivePeakBytes, r.ArenaFragmentationPercent = plan.ArenaBytes, plan.LivePeak, 100*plan.Fragmentation()
@@ -322,7 +303,7 @@ func printCompile(w io.Writer, r *report.Compile, res *remat.Result, budget rema
 	if r.PlanSolver != "" && r.PlanSolver != r.Solver {
 		solver += " (plan by " + r.PlanSolver + ")"
 	}
-	fmt.Fprintf(tw, "solver:\t%s, %s in %.2fs\n", solver, describeOptimality(res), r.SolveSeconds)
+	fmt.Fprintf(tw, "solver:\t%s, %s in %.2fs\n", solver, describeOptimality(res.Optimal, res.Gap, formatSeconds(res.LowerBoundSeconds)), r.SolveSeconds)
 	if r.ORTBeforePeakBytes > 0 && (r.Recomputations > 0 || r.Reordered || r.Tiling != nil) {
 		fmt.Fprintf(tw, "onnxruntime:\t%s → %s predicted for ONNX Runtime's CPU allocator (planner reuse, arena, parameters) in the order it runs the models\n",
 			formatBytes(r.ORTBeforePeakBytes), formatBytes(r.ORTAfterPeakBytes))
@@ -367,14 +348,18 @@ func printCompile(w io.Writer, r *report.Compile, res *remat.Result, budget rema
 	return nil
 }
 
-func describeOptimality(res *remat.Result) string {
+// describeOptimality says whether a plan is optimal, or its gap to the
+// lower bound (named when bound is not empty).
+func describeOptimality(optimal bool, gap float64, bound string) string {
 	switch {
-	case res.Optimal:
+	case optimal:
 		return "optimal"
-	case math.IsInf(res.Gap, 0) || math.IsNaN(res.Gap):
+	case math.IsInf(gap, 0) || math.IsNaN(gap) || gap < 0:
 		return "optimality unknown"
+	case bound != "":
+		return fmt.Sprintf("gap %.2f%% (lower bound %s)", 100*gap, bound)
 	}
-	return fmt.Sprintf("gap %.2f%% (lower bound %s)", 100*res.Gap, formatSeconds(res.LowerBoundSeconds))
+	return fmt.Sprintf("gap %.2f%%", 100*gap)
 }
 
 // describeSources says where the costs come from: "v100-16gb datasheet

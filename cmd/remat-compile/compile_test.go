@@ -750,3 +750,32 @@ func TestCompileTiles(t *testing.T) {
 		t.Errorf("ORT measured %d → %d, predicted %d → %d", l.Orig.PeakBytes, l.Rematted.PeakBytes, r.ORTBeforePeakBytes, r.ORTAfterPeakBytes)
 	}
 }
+
+// TestCompileArena: -arena writes the static arena plan of the written
+// model (remat-arena/v1) and the report carries its figures.
+func TestCompileArena(t *testing.T) {
+	dir := t.TempDir()
+	out, plan := filepath.Join(dir, "u.onnx"), filepath.Join(dir, "u.arena.json")
+	code, _, stderr := run(t, unetModel, "-o", out, "-budget", "32KiB", "-arena", plan, "-report", out+".json")
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	data, err := os.ReadFile(plan)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var a struct {
+		Format        string          `json:"format"`
+		ArenaBytes    int64           `json:"arena_bytes"`
+		LivePeakBytes int64           `json:"live_peak_bytes"`
+		Buffers       json.RawMessage `json:"buffers"`
+	}
+	if err := json.Unmarshal(data, &a); err != nil {
+		t.Fatal(err)
+	}
+	r := readReport(t, out+".json")
+	if a.Format != "remat-arena/v1" || a.ArenaBytes < a.LivePeakBytes || a.LivePeakBytes <= 0 || len(a.Buffers) < 3 ||
+		r.ArenaBytes != a.ArenaBytes || r.ArenaLivePeakBytes != a.LivePeakBytes {
+		t.Errorf("arena plan %s: %d B for a live peak of %d B; report %d and %d", a.Format, a.ArenaBytes, a.LivePeakBytes, r.ArenaBytes, r.ArenaLivePeakBytes)
+	}
+}

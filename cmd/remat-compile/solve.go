@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -68,14 +69,8 @@ func runSolve(ctx context.Context, o *solveOptions, arg string, st *Streams) err
 	if err != nil {
 		return usagef("-semantics: %v", err)
 	}
-	format := o.format
-	if format == "" {
-		format = "json"
-		if s := strings.ToLower(o.out); strings.HasSuffix(s, ".txt") || strings.HasSuffix(s, ".twremat") {
-			format = "twremat"
-		}
-	}
-	if format != "json" && format != "twremat" {
+	format, err := interchange.ParseScheduleFormat(o.format, o.out)
+	if err != nil {
 		return usagef("-format %q: want json or twremat", o.format)
 	}
 	if o.out != "" && pipeline.SamePath(o.out, arg) {
@@ -90,43 +85,20 @@ func runSolve(ctx context.Context, o *solveOptions, arg string, st *Streams) err
 			return err
 		}
 	}
-	graphs, err := bench.LoadGraphs(ctx, []string{arg}, gopts)
-	if err != nil {
+	sv, err := bench.Solve(ctx, arg, gopts, budget, solver, o.timeLimit)
+	var be *remat.BudgetError
+	switch {
+	case errors.As(err, &be):
+		return fmt.Errorf("remat-compile solve: %s: no plan within the budget of %s: the smallest peak %s reached is %s; try -budget %s",
+			sv.Graph.Name, remat.FormatBytes(sv.Graph.Problem.BudgetBytes), solver.Name, remat.FormatBytes(be.NeedBytes), suggestBudget(be.NeedBytes))
+	case sv != nil && err != nil:
+		return fmt.Errorf("remat-compile solve: %w", err)
+	case err != nil:
 		return err
 	}
-	if len(graphs) != 1 {
-		return usagef("solve takes one graph; %s names %d (give a single seed)", arg, len(graphs))
-	}
-	g := graphs[0]
-	p := *g.Problem
-	base, err := remat.EvaluateNoRemat(&p)
-	if err != nil {
-		return fmt.Errorf("solve %s: %w", g.Name, err)
-	}
-	if !budget.IsZero() {
-		if p.BudgetBytes, err = budget.Resolve(base.PeakBytes, 0, 0); err != nil {
-			return err
-		}
-	}
-	t := remat.SolveTimed(ctx, solver, &p, o.timeLimit, nil)
-	switch {
-	case t.Err != nil:
-		var be *remat.BudgetError
-		if errors.As(t.Err, &be) {
-			return fmt.Errorf("remat-compile solve: %s: no plan within the budget of %s: the smallest peak %s reached is %s; try -budget %s",
-				g.Name, remat.FormatBytes(p.BudgetBytes), solver.Name, remat.FormatBytes(be.NeedBytes), suggestBudget(be.NeedBytes))
-		}
-		return fmt.Errorf("remat-compile solve: %s: %w", g.Name, t.Err)
-	case t.CheckErr != nil:
-		return fmt.Errorf("remat-compile solve: %s: the plan of %s fails remat.Check (a solver bug): %w", g.Name, solver.Name, t.CheckErr)
-	}
+	g, p, t, base := sv.Graph, sv.Graph.Problem, sv.Timed, sv.Base
 	if o.out != "" {
-		var data []byte
-		if format == "json" {
-			data, err = interchange.MarshalScheduleJSON(&p, t.Plan, g.Name)
-		} else {
-			data, err = interchange.MarshalTWRematSchedule(&p, t.Plan)
-		}
+		data, err := interchange.MarshalSchedule(format, p, t.Plan, g.Name)
 		if err != nil {
 			return err
 		}
@@ -151,20 +123,13 @@ func runSolve(ctx context.Context, o *solveOptions, arg string, st *Streams) err
 		overhead = 100 * (t.Check.TotalSeconds - base.TotalSeconds) / base.TotalSeconds
 	}
 	fmt.Fprintf(tw, "cost:\t%.6g (no remat: %.6g, %+.3f%%), %d recomputations\n", t.Check.TotalSeconds, base.TotalSeconds, overhead, t.Check.Recomputations)
-	fmt.Fprintf(tw, "solver:\t%s, %s in %.2fs (best plan at %.2fs)\n", solver.Name, describePlan(t.Plan), t.Total, t.ToBest)
+	gap := math.NaN() // no lower bound: optimality unknown
+	if t.Plan.LowerBound > 0 {
+		gap = t.Plan.Gap
+	}
+	fmt.Fprintf(tw, "solver:\t%s, %s in %.2fs (best plan at %.2fs)\n", solver.Name, describeOptimality(t.Plan.Optimal, gap, ""), t.Total, t.ToBest)
 	if o.out != "" {
 		fmt.Fprintf(tw, "schedule:\t%s (%s)\n", o.out, format)
 	}
 	return tw.Flush()
-}
-
-// describePlan says whether a plan is optimal, or its gap.
-func describePlan(pl *remat.Plan) string {
-	switch {
-	case pl.Optimal:
-		return "optimal"
-	case pl.LowerBound > 0 && pl.Gap >= 0 && pl.Gap < 1e300:
-		return fmt.Sprintf("gap %.2f%%", 100*pl.Gap)
-	}
-	return "optimality unknown"
 }

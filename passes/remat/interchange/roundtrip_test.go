@@ -379,3 +379,23 @@ func refMoccasinPeak(g *refGraphT, steps []refStep) int64 {
 	}
 	return peak
 }
+
+// TestParseScheduleFormat: a named format wins; without one the output's
+// extension decides; anything else is an error naming the choices.
+func TestParseScheduleFormat(t *testing.T) {
+	for _, tt := range []struct{ format, path, want string }{
+		{"", "s.json", interchange.FormatJSON},
+		{"", "s.TXT", interchange.FormatTWRemat},
+		{"", "s.twremat", interchange.FormatTWRemat},
+		{"", "", interchange.FormatJSON},
+		{"json", "s.txt", interchange.FormatJSON},
+		{"twremat", "s.json", interchange.FormatTWRemat},
+	} {
+		if got, err := interchange.ParseScheduleFormat(tt.format, tt.path); err != nil || got != tt.want {
+			t.Errorf("ParseScheduleFormat(%q, %q) = %q, %v; want %q", tt.format, tt.path, got, err, tt.want)
+		}
+	}
+	if _, err := interchange.ParseScheduleFormat("xml", "s.xml"); err == nil || !strings.Contains(err.Error(), "json or twremat") {
+		t.Errorf("xml: %v", err)
+	}
+}

@@ -3,7 +3,9 @@ package interchange
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"strconv"
+	"strings"
 
 	"github.com/remat-compile/remat/passes/remat"
 )
@@ -181,4 +183,36 @@ func integerIDs(p *remat.Problem) []string {
 		out[i] = strconv.FormatInt(v, 10)
 	}
 	return out
+}
+
+// The schedule formats: FormatJSON (MarshalScheduleJSON) and
+// FormatTWRemat (MarshalTWRematSchedule).
+const (
+	FormatJSON    = "json"
+	FormatTWRemat = "twremat"
+)
+
+// ParseScheduleFormat returns the schedule format named by format, or,
+// when it is empty, the one path's extension implies (.txt and .twremat:
+// TWRemat, anything else JSON).
+func ParseScheduleFormat(format, path string) (string, error) {
+	switch format {
+	case FormatJSON, FormatTWRemat:
+		return format, nil
+	case "":
+		if s := strings.ToLower(path); strings.HasSuffix(s, ".txt") || strings.HasSuffix(s, ".twremat") {
+			return FormatTWRemat, nil
+		}
+		return FormatJSON, nil
+	}
+	return "", fmt.Errorf("schedule format %q: want %s or %s", format, FormatJSON, FormatTWRemat)
+}
+
+// MarshalSchedule returns a checked plan of p in format
+// (ParseScheduleFormat).
+func MarshalSchedule(format string, p *remat.Problem, plan *remat.Plan, graph string) ([]byte, error) {
+	if format == FormatTWRemat {
+		return MarshalTWRematSchedule(p, plan)
+	}
+	return MarshalScheduleJSON(p, plan, graph)
 }
