@@ -496,13 +496,14 @@ func TestLPAgainstMILP(t *testing.T) {
 	t.Logf("corpus: checkmate-lp found a plan at %d of %d budgets; geometric mean of checkmate-lp cost / optimum: %.4f", solved, solved+failed, math.Exp(logSum/float64(solved)))
 }
 
-// TestLPAgainstMILPLarge reports the ratio on a random layered training
-// graph of 101 nodes and on a 60-node random DAG.
-func TestLPAgainstMILPLarge(t *testing.T) {
-	requireCBC(t)
-	if testing.Short() {
-		t.Skip("large problems: not under -short")
-	}
+// BenchmarkLPAgainstMILPLarge reports the cost ratio of checkmate-lp to
+// checkmate-milp (60 s limit) on a random layered training graph of 101
+// nodes and on a 60-node random DAG (TestLPAgainstMILP checks the same
+// bounds on graphs small enough for every test run):
+//
+//	go test -run '^$' -bench LPAgainstMILPLarge -benchtime 1x -v ./passes/remat/checkmate
+func BenchmarkLPAgainstMILPLarge(b *testing.B) {
+	requireCBC(b)
 	for _, c := range []struct {
 		name string
 		p    *remat.Problem
@@ -512,27 +513,29 @@ func TestLPAgainstMILPLarge(t *testing.T) {
 		{"random n=60", solvertest.RandomDAG(1, 60), 0.8},
 	} {
 		p := withBudget(c.p, int64(c.frac*float64(caPeak(c.p))))
-		begin := time.Now()
-		lp, err := checkmate.LP.Solve(context.Background(), p, nil)
-		lpTime := time.Since(begin)
-		if err != nil {
-			t.Errorf("%s at %.0f%%: LP: %v", c.name, 100*c.frac, err)
-			continue
+		for b.Loop() {
+			begin := time.Now()
+			lp, err := checkmate.LP.Solve(context.Background(), p, nil)
+			lpTime := time.Since(begin)
+			if err != nil {
+				b.Fatalf("%s at %.0f%%: LP: %v", c.name, 100*c.frac, err)
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+			begin = time.Now()
+			opt, err := checkmate.NewMILP(checkmate.Options{Start: lp}).Solve(ctx, p, nil)
+			milpTime := time.Since(begin)
+			cancel()
+			if err != nil {
+				b.Fatalf("%s: MILP: %v", c.name, err)
+			}
+			lc, mc := lp.Cost(p), opt.Cost(p)
+			if lc < opt.LowerBound-1e-12 || lp.LowerBound > mc+1e-12 {
+				b.Errorf("%s: LP cost %v, LP bound %v, MILP cost %v and bound %v are inconsistent", c.name, lc, lp.LowerBound, mc, opt.LowerBound)
+			}
+			b.Logf("%s at %.0f%% of checkpoint-all's peak: checkmate-lp %.5g (%v, LP bound %.5g), checkmate-milp %.5g (%v, optimal %v, gap %.4f): ratio %.4f",
+				c.name, 100*c.frac, lc, lpTime.Round(time.Millisecond), lp.LowerBound, mc, milpTime.Round(time.Millisecond), opt.Optimal, opt.Gap, lc/mc)
+			b.ReportMetric(lc/mc, strings.NewReplacer(" ", "", "=", "").Replace(c.name)+"-lp/milp")
 		}
-		ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-		begin = time.Now()
-		opt, err := checkmate.NewMILP(checkmate.Options{Start: lp}).Solve(ctx, p, nil)
-		milpTime := time.Since(begin)
-		cancel()
-		if err != nil {
-			t.Fatalf("%s: MILP: %v", c.name, err)
-		}
-		lc, mc := lp.Cost(p), opt.Cost(p)
-		if lc < opt.LowerBound-1e-12 || lp.LowerBound > mc+1e-12 {
-			t.Errorf("%s: LP cost %v, LP bound %v, MILP cost %v and bound %v are inconsistent", c.name, lc, lp.LowerBound, mc, opt.LowerBound)
-		}
-		t.Logf("%s at %.0f%% of checkpoint-all's peak: checkmate-lp %.5g (%v, LP bound %.5g), checkmate-milp %.5g (%v, optimal %v, gap %.4f): ratio %.4f",
-			c.name, 100*c.frac, lc, lpTime.Round(time.Millisecond), lp.LowerBound, mc, milpTime.Round(time.Millisecond), opt.Optimal, opt.Gap, lc/mc)
 	}
 }
 

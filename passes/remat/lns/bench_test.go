@@ -155,38 +155,47 @@ func benchCases(tb testing.TB, withZoo bool, limit time.Duration, only string) [
 	return cases
 }
 
-// TestBenchLog solves G1, G2 and G4 and the zoo's training graphs of at
+// BenchmarkAuto solves G1, G2 and G4 and the zoo's training graphs of at
 // most 400 nodes at 90 % and 80 % of the no-remat peak and at the least
 // peak the search reaches, with auto (the default solver) under a 60 s
-// limit (LNS_LIMIT seconds), and logs overhead, gap, peak/budget and time
-// to the best plan: go test -v -run TestBenchLog ./passes/remat/lns
+// limit (LNS_LIMIT seconds), and reports and logs overhead, gap,
+// peak/budget and time to the best plan:
+//
+//	go test -run '^$' -bench BenchmarkAuto -benchtime 1x -v ./passes/remat/lns
+//
 // (LNS_ONLY=G1 runs the graphs whose name contains G1, LNS_NO_ZOO=1 the
-// layered graphs alone). With
-// LNS_MILP=SECONDS it also runs checkmate-milp, single-threaded, for that
-// long on the graphs of at most 400 nodes. It fails on a plan that fails
-// Check, or on no plan at a budget where checkpoint-all fits or the
-// search found one before.
-func TestBenchLog(t *testing.T) {
-	if testing.Short() {
-		t.Skip("solves large graphs for up to a minute each")
-	}
+// layered graphs alone). With LNS_MILP=SECONDS it also runs
+// checkmate-milp, single-threaded, for that long on the graphs of at most
+// 400 nodes. It fails on a plan that fails Check, or on no plan at a
+// budget where checkpoint-all fits or the search found one before.
+func BenchmarkAuto(b *testing.B) {
 	limit := envDuration("LNS_LIMIT", 60*time.Second)
 	milpLimit := envDuration("LNS_MILP", 0)
 	only := os.Getenv("LNS_ONLY") // a substring of the graphs to run
-	for _, c := range benchCases(t, os.Getenv("LNS_NO_ZOO") == "", limit, only) {
-		o := solveAt(t, solvers.Auto, c.p, c.budget, limit)
-		t.Logf("%-40s %4s auto            %v", c.graph, c.label, o)
-		if o.err != nil && (c.label == "min" || !errors.As(o.err, new(*remat.BudgetError))) {
-			t.Errorf("%s at %s: %v", c.graph, c.label, o.err)
-		}
-		if milpLimit > 0 && c.p.N() <= 400 {
-			m := solveAt(t, checkmate.NewMILP(checkmate.Options{Threads: 1}), c.p, c.budget, milpLimit)
-			line := m.String()
-			if m.err == nil && o.err == nil {
-				line += fmt.Sprintf("  (auto − milp: %+.3f points)", o.overhead-m.overhead)
+	for _, c := range benchCases(b, os.Getenv("LNS_NO_ZOO") == "", limit, only) {
+		b.Run(c.short+"/"+strings.Replace(c.label, "%", "pct", 1), func(b *testing.B) {
+			var o outcome
+			for b.Loop() {
+				o = solveAt(b, solvers.Auto, c.p, c.budget, limit)
 			}
-			t.Logf("%-40s %4s checkmate-milp  %s", c.graph, c.label, line)
-		}
+			b.Logf("%-40s %4s auto            %v", c.graph, c.label, o)
+			if o.err != nil && (c.label == "min" || !errors.As(o.err, new(*remat.BudgetError))) {
+				b.Errorf("%s at %s: %v", c.graph, c.label, o.err)
+			}
+			if o.err == nil {
+				b.ReportMetric(o.overhead, "overhead-%")
+				b.ReportMetric(float64(o.peak)/float64(o.budget), "peak/budget")
+				b.ReportMetric(o.toBest, "s-to-best")
+			}
+			if milpLimit > 0 && c.p.N() <= 400 {
+				m := solveAt(b, checkmate.NewMILP(checkmate.Options{Threads: 1}), c.p, c.budget, milpLimit)
+				line := m.String()
+				if m.err == nil && o.err == nil {
+					line += fmt.Sprintf("  (auto − milp: %+.3f points)", o.overhead-m.overhead)
+				}
+				b.Logf("%-40s %4s checkmate-milp  %s", c.graph, c.label, line)
+			}
+		})
 	}
 }
 
