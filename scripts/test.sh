@@ -23,10 +23,10 @@ echo "== go test"
 go test -count=1 -timeout 30m "$@" ./...
 if [[ " $* " != *" -short "* ]]; then
   echo "== fuzz (bounded)"
-  go test -run '^$' -fuzz '^FuzzImport$' -fuzztime 45s ./importers/onnx
-  go test -run '^$' -fuzz '^FuzzParse$' -fuzztime 20s ./ir/irtext
-  go test -run '^$' -fuzz '^FuzzImportGraphDef$' -fuzztime 20s ./importers/graphdef
-  go test -run '^$' -fuzz '^FuzzImportModelJSON$' -fuzztime 20s ./importers/graphdef
-  go test -run '^$' -fuzz '^FuzzReadNodeLink$' -fuzztime 10s ./passes/remat/interchange
-  go test -run '^$' -fuzz '^FuzzReadTWRemat$' -fuzztime 10s ./passes/remat/interchange
+  go test -run '^$' -fuzz '^FuzzImport$' -fuzztime 30s ./importers/onnx
+  go test -run '^$' -fuzz '^FuzzParse$' -fuzztime 10s ./ir/irtext
+  go test -run '^$' -fuzz '^FuzzImportGraphDef$' -fuzztime 10s ./importers/graphdef
+  go test -run '^$' -fuzz '^FuzzImportModelJSON$' -fuzztime 10s ./importers/graphdef
+  go test -run '^$' -fuzz '^FuzzReadNodeLink$' -fuzztime 5s ./passes/remat/interchange
+  go test -run '^$' -fuzz '^FuzzReadTWRemat$' -fuzztime 5s ./passes/remat/interchange
 fi
