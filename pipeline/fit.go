@@ -568,11 +568,31 @@ func (f *Fit) Report(m *Model, output, budget string) *report.Compile {
 		if t.CostBefore > 0 {
 			r.Tiling.ExtraPercent = 100 * (t.CostAfter - t.CostBefore) / t.CostBefore
 		}
-		for _, g := range t.Regions {
+		region := map[string]int{} // a node tiling created → its region, from 1
+		for k, g := range t.Regions {
 			r.Tiling.Regions = append(r.Tiling.Regions, report.TileRegion{
 				Nodes: len(g.Nodes), FirstNode: g.Nodes[0], LastNode: g.Nodes[len(g.Nodes)-1], Bands: g.Bands, Axis: g.Axis,
 				HaloRows: g.Halo, PeakBeforeBytes: g.PeakBefore, PeakAfterBytes: g.PeakAfter, ExtraSeconds: g.ExtraCost, ExtraPercent: g.ExtraPercent,
 			})
+			for _, name := range g.Added {
+				region[name] = k + 1
+			}
+		}
+		for i := range r.Nodes {
+			n := &r.Nodes[i]
+			k := region[n.Node]
+			if k == 0 {
+				continue
+			}
+			g := r.Tiling.Regions[k-1]
+			where := fmt.Sprintf("created by tiling region %d (%s … %s in %d bands, halo rows %v), which lowers the %s peak from %s to %s",
+				k, g.FirstNode, g.LastNode, g.Bands, g.HaloRows, r.Target, remat.FormatBytes(g.PeakBeforeBytes), remat.FormatBytes(g.PeakAfterBytes))
+			n.TiledRegion = k
+			if n.Decision == "kept" {
+				n.Decision, n.Why = "tiled", "tiled: "+where
+			} else {
+				n.Why += "; " + where
+			}
 		}
 	}
 	r.Order = string(OrderFile)

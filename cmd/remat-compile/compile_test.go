@@ -725,6 +725,18 @@ func TestCompileTiles(t *testing.T) {
 		t.Errorf("tiling budget %d (want %d, half the ORT peak %d), tiled peak %d, ORT after %d, %d recomputations",
 			tl.BudgetBytes, want, r.ORTBeforePeakBytes, tl.PeakAfterBytes, r.ORTAfterPeakBytes, r.Recomputations)
 	}
+	tiled := 0
+	for _, n := range r.Nodes {
+		if n.Decision == "tiled" {
+			tiled++
+			if n.TiledRegion < 1 || n.TiledRegion > len(tl.Regions) || !strings.HasPrefix(n.Why, "tiled: created by tiling region") || n.Computations != 1 {
+				t.Errorf("node %s: tiled in region %d of %d, computed %d times, why %q", n.Node, n.TiledRegion, len(tl.Regions), n.Computations, n.Why)
+			}
+		}
+	}
+	if tiled == 0 {
+		t.Error("the report marks no node as tiled")
+	}
 	for _, want := range []string{"budget:       50% of the ort peak (" + remat.FormatBytes(tl.BudgetBytes) + "), met by tiling", "(the tiled graph, no rematerialization)", "tiled:", "region:"} {
 		if !strings.Contains(stdout, want) {
 			t.Errorf("output lacks %q:\n%s", want, stdout)

@@ -100,7 +100,7 @@ table.decisions{width:100%;table-layout:auto}table.decisions code{word-break:bre
 table.decisions td:nth-child(1),table.decisions td:nth-child(3){max-width:180px}
 .src{font-size:0.8em;color:#fff;border-radius:3px;padding:0 4px;white-space:nowrap}
 .src.predicted{background:#0072b2}.src.measured{background:#009e73}
-.recomputed{color:#d55e00;font-weight:600}.kept{color:#333}.pinned{color:#7a4b00}
+.recomputed{color:#d55e00;font-weight:600}.kept{color:#333}.pinned{color:#7a4b00}.tiled{color:#0072b2;font-weight:600}
 .note{background:#fff7e0;border-left:4px solid #e0a800;padding:6px 10px;margin:10px 0}
 .bad{background:#fde8e8;border-left-color:#cc0000}
 figure{margin:12px 0}figcaption{font-size:0.9em;color:#444;max-width:960px}
@@ -128,6 +128,7 @@ func (h *htmlWriter) page(o HTMLOptions) {
 		h.p("<p class=\"note bad\" id=\"interrupted\">The solve was interrupted: this is the best plan the solver had found by then.</p>\n")
 	}
 	h.summary()
+	h.tiling()
 	h.timelines()
 	if len(r.PlanStages) > 0 {
 		h.p("<h2 id=\"rmatrix\">The plan's R matrix</h2>\n<figure>\n")
@@ -204,6 +205,23 @@ func (h *htmlWriter) summary() {
 	if m := r.Measured; m != nil && !m.OK {
 		h.p("<p class=\"note bad\">verify reported failures (outputs bitwise equal: %v); see <code>remat-compile verify</code>.</p>\n", m.OutputsEqual)
 	}
+}
+
+// tiling lists the regions tiling split into bands, when it ran.
+func (h *htmlWriter) tiling() {
+	t := h.r.Tiling
+	if t == nil {
+		return
+	}
+	h.p("<h2 id=\"tiling\">Tiling</h2>\n<p>Recomputation alone cannot go below the largest single-node working set, so the fit split %d region(s) of spatially local ops into bands that read their rows plus a halo and recompute the halo rows; it brings the %s peak from %s to %s within a budget of %s, for %s more compute (%s). The nodes the bands consist of are marked <span class=\"tiled\">tiled</span> below.</p>\n",
+		len(t.Regions), esc(h.r.Target), h.bytesSpan("tiling.peak_before_bytes", t.PeakBeforeBytes), h.bytesSpan("tiling.peak_after_bytes", t.PeakAfterBytes),
+		h.bytesSpan("tiling.budget_bytes", t.BudgetBytes), pctSpan("tiling.extra_compute_percent", t.ExtraPercent), srcTag(SourcePredicted))
+	h.p("<table class=\"tiling\">\n<tr><th>region</th><th>nodes</th><th class=\"num\">bands</th><th>axis</th><th>halo rows per band</th><th class=\"num\">peak before</th><th class=\"num\">peak after</th><th class=\"num\">extra compute</th></tr>\n")
+	for k, g := range t.Regions {
+		h.p("<tr><td>%d</td><td><code>%s</code> … <code>%s</code> (%d)</td><td class=\"num\">%d</td><td>%d</td><td>%v</td><td class=\"num\">%s</td><td class=\"num\">%s</td><td class=\"num\">%s (%.1f%%)</td></tr>\n",
+			k+1, esc(g.FirstNode), esc(g.LastNode), g.Nodes, g.Bands, g.Axis, g.HaloRows, formatBytes(g.PeakBeforeBytes), formatBytes(g.PeakAfterBytes), FormatSeconds(g.ExtraSeconds), g.ExtraPercent)
+	}
+	h.p("</table>\n")
 }
 
 func (h *htmlWriter) timelines() {
@@ -305,6 +323,8 @@ func (h *htmlWriter) decisions(o HTMLOptions) {
 		switch {
 		case n.Decision == "recomputed":
 			class, decision = "recomputed", fmt.Sprintf("recomputed ×%d", n.Computations-1)
+		case n.Decision == "tiled":
+			class, decision = "tiled", fmt.Sprintf("tiled (region %d)", n.TiledRegion)
 		case !n.Recomputable:
 			class, decision = "pinned", "kept (not recomputable)"
 		}

@@ -205,3 +205,31 @@ func TestListed(t *testing.T) {
 		t.Errorf("Listed(1) = %v, want [0 2 3 1] (largest first)", got)
 	}
 }
+
+// TestWriteHTMLTiling: a tiled fit's report has the tiling section (the
+// target's peaks, the budget it met, each region) and marks the nodes the
+// bands consist of as tiled, with their region; without tiling there is
+// no such section.
+func TestWriteHTMLTiling(t *testing.T) {
+	if page := writeHTML(t, sample()); strings.Contains(page, `id="tiling"`) {
+		t.Error("a report without tiling has a tiling section")
+	}
+	r := sample()
+	r.Tiling = &report.Tiling{BudgetBytes: 600, PeakBeforeBytes: 1024, PeakAfterBytes: 512, PeakNode: "d", ExtraPercent: 12.5,
+		Regions: []report.TileRegion{{Nodes: 2, FirstNode: "a", LastNode: "b", Bands: 3, HaloRows: []int64{0, 1, 1}, PeakBeforeBytes: 1024, PeakAfterBytes: 512, ExtraSeconds: 1e-4, ExtraPercent: 12.5}}}
+	r.Nodes = append(r.Nodes, report.Node{Node: "a_t3_1", Op: "Conv", Outputs: []string{"a_t3_1_out"}, Bytes: 500, ComputeSeconds: 1e-4, Recomputable: true,
+		Decision: "tiled", Computations: 1, Why: "tiled: created by tiling region 1", TiledRegion: 1})
+	page := writeHTML(t, r)
+	for _, want := range []string{
+		`<h2 id="tiling">Tiling</h2>`,
+		`data-field="tiling.budget_bytes" data-bytes="600"`,
+		`data-field="tiling.peak_after_bytes" data-bytes="512"`,
+		`<td>1</td><td><code>a</code> … <code>b</code> (2)</td><td class="num">3</td>`,
+		`[0 1 1]`,
+		`<td class="tiled">tiled (region 1)</td>`,
+	} {
+		if !strings.Contains(page, want) {
+			t.Errorf("the page lacks %q", want)
+		}
+	}
+}

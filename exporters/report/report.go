@@ -14,8 +14,10 @@
 // the target's model of its runtime's allocator (target, and for ONNX
 // Runtime the ort_model_* fields: planner reuse, views, in-place ops, the
 // arena, in the order the runtime runs the written model). nodes lists
-// every node of the original graph with its decision (kept or recomputed)
-// and why.
+// every node of the graph the plan was made for with its decision (kept,
+// recomputed, or tiled: a node tiling created, with its region) and why;
+// tiling, when the fit tiled, lists the regions and the budget they met
+// in the target's terms.
 //
 // The optional fields (invocation, interrupted, timelines, plan_stages,
 // measured, sweep) carry what the HTML report (WriteHTML) draws: the memory
@@ -216,11 +218,16 @@ type Node struct {
 	ComputeSeconds float64  `json:"compute_seconds"`
 	CostSource     string   `json:"cost_source"`
 	Recomputable   bool     `json:"recomputable"`
-	// Decision is "kept" (computed once, held until its last use) or
-	// "recomputed"; Computations counts how often the plan runs it.
+	// Decision is "kept" (computed once, held until its last use),
+	// "recomputed", or "tiled" (a node tiling created, a band copy or the
+	// Slice or Concat of a band, computed once); Computations counts how
+	// often the plan runs it.
 	Decision     string `json:"decision"`
 	Computations int    `json:"computations"`
 	Why          string `json:"why"`
+	// TiledRegion is the 1-based index in Tiling.Regions of the region
+	// whose rewrite created the node; 0 for the graph's own nodes.
+	TiledRegion int `json:"tiled_region,omitempty"`
 }
 
 // RefineStep is one solve of the target's refinement (pipeline's Fit):

@@ -65,6 +65,9 @@ type RegionReport struct {
 	Reads        [][2]int64
 	Halo         []int64
 	Concat, Kept []string
+	// Added names the nodes the rewrite created (band copies, Slices and
+	// Concats; Tiled.Added).
+	Added []string
 	// PeakBefore and PeakAfter are the graph's peak before and after this
 	// region was tiled; ExtraCost the cost it added (in Options.Cost's
 	// unit) and ExtraPercent that as a percentage of the original graph's
@@ -347,6 +350,9 @@ func (f *fitter) run() (*Result, error) {
 		tl := after.tiled[k]
 		rep := RegionReport{Nodes: tl.Nodes, Bands: s.bands, Axis: tl.Axis, Input: tl.Input, Reads: tl.Reads, Halo: tl.Halo,
 			Concat: tl.Concat, Kept: tl.Kept, PeakBefore: prev.peak.PeakBytes, PeakAfter: after.peak.PeakBytes, ExtraCost: after.cost - prev.cost}
+		for _, n := range tl.Added {
+			rep.Added = append(rep.Added, n.Name)
+		}
 		if f.baseCost > 0 {
 			rep.ExtraPercent = 100 * rep.ExtraCost / f.baseCost
 		}
