@@ -91,10 +91,6 @@ type FitOptions struct {
 	// graph's cost (0: no bound).
 	Tile         Tile
 	TileMaxExtra float64
-	// Start is the remat problem's hint (remat.Problem.Start): a plan of
-	// the same graph at another budget for the search to start from
-	// (Sweep passes each budget the previous one's).
-	Start *remat.Plan
 }
 
 // Order is how Fit chooses the execution order.
@@ -370,7 +366,7 @@ func (m *Model) solve(ctx context.Context, g *ir.Graph, keep map[string]bool, o 
 	res := &remat.Result{}
 	pass := remat.NewPass(remat.Options{
 		Solver: o.Solver, Profile: o.Profile, Budget: o.Budget, TimeLimit: o.TimeLimit,
-		Progress: o.Progress, Result: res, Start: o.Start,
+		Progress: o.Progress, Result: res,
 		Keep: func(n *ir.Node) bool { return keep[n.Name] },
 	})
 	_, err := passes.Run(ctx, g, []*passes.Pass{pass}, po)

@@ -125,10 +125,10 @@ type SweepResult struct {
 // heuristic or a time-limited search can), that plan fits the looser
 // budget as well, and the looser rows take it (their Note says so).
 //
-// Each budget's solve is warm-started from the previous budget's plan
-// (remat.Problem.Start): the search (lns, in auto) repairs that plan to
-// the tighter budget and starts from it when it repairs cheaper than its
-// own starts; solvers that do not search ignore it.
+// The solvers are not warm-started from the previous plan: remat.Solver's
+// Solve takes the problem alone (the portfolio's search starts from the
+// best of its own heuristics' plans), and the previous, looser plan does
+// not fit the tighter budget anyway unless the row reuses it.
 //
 // The sweep stops at the first budget that does not fit (its error says
 // the smallest peak the solvers reached there), or whose plan does not
@@ -159,9 +159,7 @@ func (m *Model) Sweep(ctx context.Context, o SweepOptions) (*SweepResult, error)
 			o.Progress(done, total, budget)
 		}
 	}
-	// fit solves one budget on a fresh build of m, its search started
-	// from the previous budget's plan (FitOptions.Start).
-	var warm *remat.Plan
+	// fit solves one budget on a fresh build of m.
 	fit := func(b remat.Budget, label string) (*report.SweepRow, *Model, *Fit, error) {
 		start := time.Now()
 		n, err := m.Rebuild(ctx)
@@ -169,12 +167,11 @@ func (m *Model) Sweep(ctx context.Context, o SweepOptions) (*SweepResult, error)
 			return nil, nil, nil, err
 		}
 		fo := o.Fit
-		fo.Budget, fo.Start = b, warm
+		fo.Budget = b
 		f, err := n.Fit(ctx, fo)
 		if err != nil {
 			return nil, nil, nil, err
 		}
-		warm = f.Remat.Plan
 		row := sweepRow(f, label)
 		row.Seconds = time.Since(start).Seconds()
 		if ctx.Err() != nil {

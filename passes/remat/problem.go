@@ -46,13 +46,6 @@ type Problem struct {
 	BudgetBytes int64
 	// Names[i] names node i in reports and errors; nil or "" gives "#i".
 	Names []string
-	// Start, when not nil, is a hint: a plan of the same problem at
-	// another budget (a budget sweep's previous, looser plan) that a
-	// search may start from. Solvers that search (lns, and auto through
-	// it) repair it to the budget and keep it when it repairs cheaper than
-	// their own starts; the others ignore it, as does every solver when
-	// it is not a plan of this problem (remat.Evaluate fails on it).
-	Start *Plan
 
 	// The optional multi-output refinement (see the package doc). When
 	// Parts is nil every node has one output of Bytes[i] bytes.

@@ -98,24 +98,6 @@ func TestStart(t *testing.T) {
 	if res.TotalSeconds > firstRes.TotalSeconds*(1+1e-12) {
 		t.Errorf("from a start costing %v the search returned %v", firstRes.TotalSeconds, res.TotalSeconds)
 	}
-	// The problem's hint (Problem.Start) is a start too, and a plan of
-	// a looser budget is repaired to this one.
-	hinted := *p
-	hinted.Start = first
-	if again, err = lns.New(lns.Options{Rounds: 1}).Solve(context.Background(), &hinted, nil); err != nil {
-		t.Fatal(err)
-	}
-	if res, err := remat.Check(p, again); err != nil || res.TotalSeconds > firstRes.TotalSeconds*(1+1e-12) {
-		t.Errorf("from the hint costing %v the search returned %v (%v)", firstRes.TotalSeconds, res.TotalSeconds, err)
-	}
-	tighter := hinted
-	tighter.BudgetBytes = p.BudgetBytes * 95 / 100
-	if again, err = lns.New(lns.Options{Rounds: 1}).Solve(context.Background(), &tighter, nil); err != nil {
-		t.Fatalf("the looser plan as a hint at 95%% of its budget: %v", err)
-	}
-	if _, err := remat.Check(&tighter, again); err != nil {
-		t.Error(err)
-	}
 	bad := *first
 	bad.Ops = nil // fails Evaluate
 	if _, err := lns.New(lns.Options{Start: &bad, Rounds: 1}).Solve(context.Background(), p, nil); err != nil {

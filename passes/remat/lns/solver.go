@@ -33,10 +33,9 @@ type Options struct {
 	// Rounds bounds the rounds (default 10000); Patience ends the search
 	// after that many rounds in a row without a cheaper plan (default 8).
 	Rounds, Patience int
-	// Start, when not nil and legal, is a plan the search starts from
-	// (repaired first when it exceeds the budget), as is the problem's
-	// hint (Problem.Start); the search starts from the cheapest of them
-	// and checkpoint-all, each repaired.
+	// Start, when not nil and legal, is the plan the search starts from
+	// (repaired first when it exceeds the budget); otherwise it starts
+	// from checkpoint-all, repaired.
 	Start *remat.Plan
 	// TimeLimit bounds a Solve besides the context's deadline; 0 means
 	// none.
@@ -219,10 +218,8 @@ func solve(ctx context.Context, p *remat.Problem, progress func(remat.Progress),
 	// with both scores (repairAt), the cheapest after pruning.
 	var best *solution
 	sources := [][][]int32{identityStages(n)}
-	for _, start := range []*remat.Plan{p.Start, opts.Start} {
-		if st := startStages(p, start); st != nil {
-			sources = append([][][]int32{st}, sources...)
-		}
+	if st := startStages(p, opts.Start); st != nil {
+		sources = append([][][]int32{st}, sources...)
 	}
 	for _, src := range sources {
 		for _, local := range []bool{false, true} {
