@@ -162,7 +162,18 @@ func (h *htmlWriter) summary() {
 	if r.Budget != "" {
 		budget += " (" + esc(r.Budget) + ")"
 	}
-	h.p("<tr><td>budget</td><td colspan=\"2\">%s</td><td>liveness (the solver's)</td><td>given</td></tr>\n", budget)
+	if t := r.Tiling; t != nil {
+		// The budget given was met by tiling, under the target's model;
+		// the solver then ran on the tiled graph at its own peak.
+		given := h.bytesSpan("tiling.budget_bytes", t.BudgetBytes)
+		if r.Budget != "" {
+			given += " (" + esc(r.Budget) + ")"
+		}
+		h.p("<tr><td>budget</td><td colspan=\"2\">%s, met by tiling</td><td>%s</td><td>given</td></tr>\n", given, esc(r.Target))
+		h.p("<tr><td>budget</td><td colspan=\"2\">%s: the tiled graph's own peak</td><td>liveness (the solver's)</td><td>derived</td></tr>\n", h.bytesSpan("budget_bytes", r.BudgetBytes))
+	} else {
+		h.p("<tr><td>budget</td><td colspan=\"2\">%s</td><td>liveness (the solver's)</td><td>given</td></tr>\n", budget)
+	}
 	sign := ""
 	switch {
 	case r.PeakReductionPercent > 0:

@@ -222,6 +222,7 @@ func TestWriteHTMLTiling(t *testing.T) {
 	page := writeHTML(t, r)
 	for _, want := range []string{
 		`<h2 id="tiling">Tiling</h2>`,
+		` (70%), met by tiling</td><td>ort</td><td>given</td>`,
 		`data-field="tiling.budget_bytes" data-bytes="600"`,
 		`data-field="tiling.peak_after_bytes" data-bytes="512"`,
 		`<td>1</td><td><code>a</code> … <code>b</code> (2)</td><td class="num">3</td>`,
