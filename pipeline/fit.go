@@ -76,6 +76,12 @@ type FitOptions struct {
 	// RefineSolves bounds the target's refinement (see Refinement): 0
 	// means DefaultRefineSolves, a negative value turns it off.
 	RefineSolves int
+	// ReachProbes bounds the fits of the search that a *TargetError runs
+	// for the smallest peak the target reaches at a looser budget
+	// (TargetError.Reach): 0 means DefaultReachProbes, a negative value
+	// turns it off (a sweep's fits, whose looser budgets are that search
+	// already).
+	ReachProbes int
 	// Progress, when not nil, receives the solver's progress reports.
 	Progress func(remat.Progress)
 	// Timelines records what Fit.Detail needs to draw the target's memory
@@ -274,7 +280,7 @@ func (m *Model) Fit(ctx context.Context, o FitOptions) (*Fit, error) {
 		return f, err
 	}
 	if err := f.checkTarget(); err != nil {
-		return f, err
+		return f, m.reach(ctx, f, o, err)
 	}
 	return f, nil
 }
@@ -288,11 +294,18 @@ type TargetError struct {
 	// OriginalBytes and PeakBytes are the target's predicted peaks of the
 	// original and the fitted graph; BudgetBytes the budget.
 	OriginalBytes, PeakBytes, BudgetBytes int64
+	// Reach is what the search for the smallest peak the target reaches
+	// at a looser budget found (reach.go); nil when it did not run.
+	Reach *Reach
 }
 
 func (e *TargetError) Error() string {
-	return fmt.Sprintf("the plan fits the budget of %s under the solver's liveness model but does not lower the peak on the %s target: %s there against the original's %s (its allocator does not turn these recomputations into savings)",
+	s := fmt.Sprintf("the plan fits the budget of %s under the solver's liveness model but does not lower the peak on the %s target: %s there against the original's %s (its allocator does not turn these recomputations into savings)",
 		remat.FormatBytes(e.BudgetBytes), e.Target, remat.FormatBytes(e.PeakBytes), remat.FormatBytes(e.OriginalBytes))
+	if e.Reach != nil {
+		s += "; " + e.Reach.describe(e.Target)
+	}
+	return s
 }
 
 // checkTarget refuses a fit whose recomputations do not lower the

@@ -173,6 +173,7 @@ func (m *Model) Sweep(ctx context.Context, o SweepOptions) (*SweepResult, error)
 		}
 		fo := o.Fit
 		fo.Budget = b
+		fo.ReachProbes = -1 // the sweep's own looser rows are that search
 		f, err := n.Fit(ctx, fo)
 		if err != nil {
 			return nil, nil, nil, err

@@ -18,34 +18,6 @@ func parseBudget(s string) (remat.Budget, error) {
 	return b, nil
 }
 
-// suggestBudget returns a -budget value of at least need bytes, short
-// enough to type: need rounded up to two or three significant digits of
-// the largest binary unit it fills ("24MiB", "1.3GiB", "96KiB").
-func suggestBudget(need int64) string {
-	if need < 1024 {
-		return strconv.FormatInt(need, 10)
-	}
-	units := []string{"KiB", "MiB", "GiB", "TiB"}
-	u, mult := 0, int64(1024)
-	for u < len(units)-1 && need >= mult*1024 {
-		u++
-		mult *= 1024
-	}
-	f := float64(need) / float64(mult)
-	scale := 10.0 // one decimal below 10 units
-	if f >= 10 {
-		scale = 1
-	}
-	for ; scale <= 1e6; scale *= 10 {
-		v := math.Ceil(f*scale) / scale
-		s := strconv.FormatFloat(v, 'f', -1, 64) + units[u]
-		if b, err := parseBudget(s); err == nil && b.Bytes >= need {
-			return s
-		}
-	}
-	return strconv.FormatInt(need, 10)
-}
-
 // suggestPercent returns a -budget percentage of peak that resolves to at
 // least need bytes.
 func suggestPercent(need, peak int64) string {

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/remat-compile/remat/passes/remat"
+	"github.com/remat-compile/remat/pipeline"
 )
 
 func TestParseBudget(t *testing.T) {
@@ -82,13 +83,13 @@ func TestSuggestBudget(t *testing.T) {
 		{3 << 10, "3KiB"},
 		{3<<10 + 1, "3.1KiB"},
 	} {
-		got := suggestBudget(tt.need)
+		got := pipeline.SuggestBudget(tt.need)
 		if got != tt.want {
-			t.Errorf("suggestBudget(%d) = %q, want %q", tt.need, got, tt.want)
+			t.Errorf("pipeline.SuggestBudget(%d) = %q, want %q", tt.need, got, tt.want)
 		}
 		b, err := parseBudget(got)
 		if err != nil || b.Bytes < tt.need {
-			t.Errorf("suggestBudget(%d) = %q parses to %d bytes, %v; want at least the need", tt.need, got, b.Bytes, err)
+			t.Errorf("pipeline.SuggestBudget(%d) = %q parses to %d bytes, %v; want at least the need", tt.need, got, b.Bytes, err)
 		}
 	}
 	for _, tt := range []struct {

@@ -192,7 +192,7 @@ func runCompile(ctx context.Context, o *compileOptions, path string, st *Streams
 		var te *pipeline.TileError
 		if errors.As(runErr, &te) && err != runErr {
 			err = fmt.Errorf("%w\ntiling cannot reach it either: %d region(s) lower the %s peak from %s to %s (at %s), above the budget of %s there; try a larger -tile-max-extra or -budget %s",
-				err, te.Regions, te.Target, remat.FormatBytes(te.Original), remat.FormatBytes(te.Reached), te.Node, remat.FormatBytes(te.Budget), suggestBudget(te.Reached))
+				err, te.Regions, te.Target, remat.FormatBytes(te.Original), remat.FormatBytes(te.Reached), te.Node, remat.FormatBytes(te.Budget), pipeline.SuggestBudget(te.Reached))
 		}
 		return err
 	}
@@ -240,6 +240,12 @@ func runCompile(ctx context.Context, o *compileOptions, path string, st *Streams
 func compileError(err error, budget remat.Budget, prof *profiles.Profile) error {
 	var te *pipeline.TargetError
 	if errors.As(err, &te) {
+		switch r := te.Reach; {
+		case r != nil && r.Found():
+			return fmt.Errorf("remat-compile: %v; nothing written; try -budget %s (or -target liveness to fit the papers' model)", te, r.Budget)
+		case r != nil:
+			return fmt.Errorf("remat-compile: %v; nothing written; keep the original model, or try another -solver, a -budget below the single-node floor (`remat-compile inspect -floor`) so that -tile auto tiles, or -target liveness to fit the papers' model", te)
+		}
 		return fmt.Errorf("remat-compile: %v; nothing written; try another -budget or -solver, -target liveness to fit the papers' model, or keep the original model", te)
 	}
 	var ie *remat.InfeasibleBudgetError
@@ -259,7 +265,7 @@ func compileError(err error, budget remat.Budget, prof *profiles.Profile) error 
 	if ie.FloorBytes > 0 && ie.NeedBytes == ie.FloorBytes {
 		fmt.Fprintf(&b, "; no plan can peak lower: node %s alone needs %s for its inputs and outputs", ie.FloorNode, remat.FormatBytes(ie.FloorBytes))
 	}
-	fmt.Fprintf(&b, "; try -budget %s", suggestBudget(ie.NeedBytes))
+	fmt.Fprintf(&b, "; try -budget %s", pipeline.SuggestBudget(ie.NeedBytes))
 	if p := suggestPercent(ie.NeedBytes, ie.NoRematPeakBytes); p != "" {
 		fmt.Fprintf(&b, " (or -budget %s of the no-remat peak, %s)", p, remat.FormatBytes(ie.NoRematPeakBytes))
 	}

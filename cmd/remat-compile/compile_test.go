@@ -681,8 +681,9 @@ func TestCompileKeep(t *testing.T) {
 // graph at 125 KiB gets a liveness plan from xla-greedy that raises ONNX
 // Runtime's predicted peak (190 KiB → 195 KiB: its planner holds the
 // freed buffers for later values of the same shape); compile writes
-// nothing and says so, exit 1. With -target liveness the same plan is
-// written.
+// nothing and says so, exit 1, naming the looser budget whose plan lowers
+// ORT's peak the most. Given that budget, compile writes a plan that ORT
+// gains from. With -target liveness the plan at 125 KiB is written.
 func TestCompileRefusesPlanTheTargetDoesNotGainFrom(t *testing.T) {
 	dir := t.TempDir()
 	out := filepath.Join(dir, "g.onnx")
@@ -694,6 +695,34 @@ func TestCompileRefusesPlanTheTargetDoesNotGainFrom(t *testing.T) {
 	if _, err := os.Stat(out); !os.IsNotExist(err) {
 		t.Errorf("%s was written: %v", out, err)
 	}
+	if n := strings.Count(strings.TrimSpace(stderr), "\n"); n != 0 {
+		t.Errorf("the refusal takes %d lines, want one:\n%s", n+1, stderr)
+	}
+
+	// The refusal names a looser budget, and that budget is written.
+	_, after, ok := strings.Cut(stderr, "; try -budget ")
+	if !ok || !strings.Contains(stderr, "the smallest peak the ort target reached at a looser budget is ") {
+		t.Fatalf("the refusal names no budget to try:\n%s", stderr)
+	}
+	suggested := strings.Fields(after)[0]
+	b, err := parseBudget(suggested)
+	if err != nil || b.Bytes <= 125<<10 {
+		t.Fatalf("suggested -budget %q: %+v, %v; want bytes above the refused 125 KiB", suggested, b, err)
+	}
+	rep := filepath.Join(dir, "g.json")
+	again := []string{"-train", "zoo:googlenet", "-o", out, "-budget", suggested, "-solver", "xla-greedy", "-report", rep}
+	if code, stdout, stderr := run(t, again...); code != exitOK {
+		t.Fatalf("-budget %s, as suggested: exit %d:\n%s%s", suggested, code, stdout, stderr)
+	}
+	r := readReport(t, rep)
+	if r.ORTBeforePeakBytes <= 0 || r.ORTAfterPeakBytes >= r.ORTBeforePeakBytes || r.Recomputations == 0 || r.BudgetBytes != b.Bytes {
+		t.Errorf("-budget %s: budget %d bytes, %d recomputations, ORT peak %d → %d; want recomputations that lower it at %d bytes",
+			suggested, r.BudgetBytes, r.Recomputations, r.ORTBeforePeakBytes, r.ORTAfterPeakBytes, b.Bytes)
+	}
+	if want := "is " + remat.FormatBytes(r.ORTAfterPeakBytes) + ", at "; !strings.Contains(stderr, want) {
+		t.Errorf("the refusal does not name the ORT peak the suggested budget gives (%q):\n%s", want, stderr)
+	}
+
 	if code, stdout, stderr := run(t, append(args, "-target", "liveness")...); code != exitOK {
 		t.Fatalf("-target liveness: exit %d:\n%s%s", code, stdout, stderr)
 	}

@@ -90,7 +90,7 @@ func runSolve(ctx context.Context, o *solveOptions, arg string, st *Streams) err
 	switch {
 	case errors.As(err, &be):
 		return fmt.Errorf("remat-compile solve: %s: no plan within the budget of %s: the smallest peak %s reached is %s; try -budget %s",
-			sv.Graph.Name, remat.FormatBytes(sv.Graph.Problem.BudgetBytes), solver.Name, remat.FormatBytes(be.NeedBytes), suggestBudget(be.NeedBytes))
+			sv.Graph.Name, remat.FormatBytes(sv.Graph.Problem.BudgetBytes), solver.Name, remat.FormatBytes(be.NeedBytes), pipeline.SuggestBudget(be.NeedBytes))
 	case sv != nil && err != nil:
 		return fmt.Errorf("remat-compile solve: %w", err)
 	case err != nil:
