@@ -97,6 +97,10 @@ type FitOptions struct {
 	// graph's cost (0: no bound).
 	Tile         Tile
 	TileMaxExtra float64
+	// Start is the remat problem's hint (remat.Problem.Start): a plan of
+	// the same graph at another budget for the search to start from
+	// (Sweep passes each budget the previous one's).
+	Start *remat.Plan
 }
 
 // Order is how Fit chooses the execution order.
@@ -379,7 +383,7 @@ func (m *Model) solve(ctx context.Context, g *ir.Graph, keep map[string]bool, o 
 	res := &remat.Result{}
 	pass := remat.NewPass(remat.Options{
 		Solver: o.Solver, Profile: o.Profile, Budget: o.Budget, TimeLimit: o.TimeLimit,
-		Progress: o.Progress, Result: res,
+		Progress: o.Progress, Result: res, Start: o.Start,
 		Keep: func(n *ir.Node) bool { return keep[n.Name] },
 	})
 	_, err := passes.Run(ctx, g, []*passes.Pass{pass}, po)

@@ -11,6 +11,7 @@ import (
 	"github.com/remat-compile/remat/exporters/report"
 	"github.com/remat-compile/remat/passes/autodiff"
 	"github.com/remat-compile/remat/passes/remat"
+	"github.com/remat-compile/remat/passes/remat/solvers"
 	"github.com/remat-compile/remat/targets/liveness"
 )
 
@@ -216,5 +217,44 @@ func TestSweepStopsAtTargetError(t *testing.T) {
 	last := sw.Rows[len(sw.Rows)-1]
 	if res.Fit == nil || res.Fit.Remat.AfterPeakBytes != last.PeakBytes || res.Fit.Placement.PeakBytes >= res.Fit.Original.PeakBytes && res.Fit.Remat.Recomputations > 0 {
 		t.Errorf("the result's plan is not the last row's, or ORT gains nothing from it")
+	}
+}
+
+// TestSweepWarmStarts: every budget's solve after the first gets the
+// previous budget's plan as its problem's hint, a plan of the same
+// problem.
+func TestSweepWarmStarts(t *testing.T) {
+	ctx := context.Background()
+	m, err := Load(ctx, "../testdata/models/unet_like.onnx", LoadOptions{RequireStatic: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var hints []string
+	recording := remat.Solver{Name: "recording", Doc: "Auto, recording the hint.",
+		Solve: func(ctx context.Context, p *remat.Problem, progress func(remat.Progress)) (*remat.Plan, error) {
+			switch _, err := remat.Evaluate(p, p.Start); {
+			case p.Start == nil:
+				hints = append(hints, "none")
+			case err != nil:
+				hints = append(hints, "not a plan of the problem: "+err.Error())
+			default:
+				hints = append(hints, "plan")
+			}
+			return solvers.Auto.Solve(ctx, p, progress)
+		}}
+	res, err := m.Sweep(ctx, SweepOptions{
+		Fit:  FitOptions{Target: liveness.Target{}, Solver: recording, TimeLimit: 2 * time.Second},
+		Spec: SweepSpec{From: 100, To: 60, Step: 10},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(hints) < 3 || hints[0] != "none" {
+		t.Fatalf("hints %v over rows %+v; want none, then plans", hints, res.Sweep.Rows)
+	}
+	for k, h := range hints[1:] {
+		if h != "plan" {
+			t.Errorf("solve %d: hint %s", k+1, h)
+		}
 	}
 }

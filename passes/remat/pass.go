@@ -33,6 +33,9 @@ type Options struct {
 	Progress func(Progress)
 	// Memory says what the memory model counts (LowerOptions).
 	Memory LowerOptions
+	// Start is the problem's hint (Problem.Start): a plan of the same
+	// graph at another budget, such as a sweep's previous plan.
+	Start *Plan
 	// Keep, when not nil, names the nodes the plan must not recompute:
 	// the problem marks them not recomputable, as it does random and
 	// stateful ops. A caller uses it to steer the plan away from
@@ -113,6 +116,7 @@ func run(st *passes.State, g *ir.Graph, opts Options) (bool, error) {
 		return false, err
 	}
 	p.BudgetBytes = budget
+	p.Start = opts.Start
 	res.BudgetBytes = budget
 	res.Problem, res.Mapping = p, m
 

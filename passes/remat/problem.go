@@ -46,6 +46,14 @@ type Problem struct {
 	BudgetBytes int64
 	// Names[i] names node i in reports and errors; nil or "" gives "#i".
 	Names []string
+	// Start, when not nil, is a hint: a plan of the same problem at
+	// another budget (a budget sweep's previous, looser plan). The search
+	// (lns, and auto through it) runs as it would without it, then
+	// searches again from the hint repaired to the budget, and keeps the
+	// cheaper plan (lns.Options.Start); the other solvers ignore it, as
+	// does every solver when it is not a plan of this problem
+	// (remat.Evaluate fails on it).
+	Start *Plan
 
 	// The optional multi-output refinement (see the package doc). When
 	// Parts is nil every node has one output of Bytes[i] bytes.

@@ -3,7 +3,9 @@ package lns_test
 import (
 	"context"
 	"errors"
+	"math"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -171,5 +173,110 @@ func TestProgressIncumbent(t *testing.T) {
 					seed+1, frac, last.Bound, pl.LowerBound, res.TotalSeconds, p.LowerBoundSeconds())
 			}
 		}
+	}
+}
+
+// TestHint checks the problem's hint (remat.Problem.Start): a plan of a
+// looser budget never makes the plan dearer than the search without it,
+// the progress reports' incumbent never rises, an illegal hint gives the
+// plan of the search without one, and on some graphs the search from the
+// hint finds a cheaper plan (else the hint would be dead weight).
+func TestHint(t *testing.T) {
+	ctx := context.Background()
+	cheaper := 0
+	for seed := range uint64(2) {
+		loose, _ := layered(t, seed+1, 100, 236, 0.85)
+		hint, err := lns.Solver.Solve(ctx, loose, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p := *loose
+		p.BudgetBytes = loose.BudgetBytes * 9 / 10
+		cold, err := lns.Solver.Solve(ctx, &p, nil)
+		if err != nil {
+			t.Fatalf("seed %d cold: %v", seed+1, err)
+		}
+		coldRes, err := remat.Check(&p, cold)
+		if err != nil {
+			t.Fatal(err)
+		}
+		hinted := p
+		hinted.Start = hint
+		last := math.Inf(1)
+		warm, err := lns.Solver.Solve(ctx, &hinted, func(pr remat.Progress) {
+			if pr.Incumbent > last*(1+1e-12) {
+				t.Errorf("seed %d: the incumbent rose from %v to %v (%s)", seed+1, last, pr.Incumbent, pr.Note)
+			}
+			last = pr.Incumbent
+		})
+		if err != nil {
+			t.Fatalf("seed %d with the hint: %v", seed+1, err)
+		}
+		warmRes, err := remat.Check(&p, warm)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if warmRes.TotalSeconds > coldRes.TotalSeconds*(1+1e-12) {
+			t.Errorf("seed %d: with the hint %v, without %v", seed+1, warmRes.TotalSeconds, coldRes.TotalSeconds)
+		}
+		if last != warmRes.TotalSeconds {
+			t.Errorf("seed %d: last reported incumbent %v, the plan costs %v", seed+1, last, warmRes.TotalSeconds)
+		}
+		if warmRes.TotalSeconds < coldRes.TotalSeconds*(1-1e-9) {
+			cheaper++
+		}
+		t.Logf("seed %d at %d bytes: %.6g s without the hint, %.6g s with it", seed+1, p.BudgetBytes, coldRes.TotalSeconds, warmRes.TotalSeconds)
+		bad := *hint
+		bad.Ops = nil // fails Evaluate
+		hinted.Start = &bad
+		again, err := lns.Solver.Solve(ctx, &hinted, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Equal(again.Sequence(), cold.Sequence()) {
+			t.Errorf("seed %d: an illegal hint changed the plan", seed+1)
+		}
+	}
+	if cheaper == 0 {
+		t.Error("the search from the hint found no cheaper plan on any graph")
+	}
+}
+
+// TestHintSharesDeadline checks that under a deadline the search from
+// the hint gets its share of the time (the first search's rounds, which
+// would run until the deadline, stop halfway) and that the solve still
+// ends at the deadline with a plan within the budget.
+func TestHintSharesDeadline(t *testing.T) {
+	ctx := context.Background()
+	loose, _ := layered(t, 1, 250, 944, 0.85)
+	hint, err := lns.New(lns.Options{TimeLimit: time.Second}).Solve(ctx, loose, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := *loose
+	p.BudgetBytes = loose.BudgetBytes * 95 / 100
+	p.Start = hint
+	const limit = 2 * time.Second
+	var notes []string
+	start := time.Now()
+	var hinted time.Duration
+	pl, err := lns.New(lns.Options{TimeLimit: limit, Patience: 1 << 30}).Solve(ctx, &p, func(pr remat.Progress) {
+		notes = append(notes, pr.Note)
+		if hinted == 0 && strings.HasPrefix(pr.Note, "searching from the hint") {
+			hinted = time.Since(start)
+		}
+	})
+	took := time.Since(start)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := remat.Check(&p, pl); err != nil {
+		t.Fatal(err)
+	}
+	if hinted == 0 || hinted > limit*3/4 {
+		t.Fatalf("the search from the hint started at %v of %v; notes %q", hinted, limit, notes)
+	}
+	if took > limit+2*time.Second {
+		t.Errorf("the solve took %v with a time limit of %v", took, limit)
 	}
 }

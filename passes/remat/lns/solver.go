@@ -36,6 +36,16 @@ type Options struct {
 	// Start, when not nil and legal, is the plan the search starts from
 	// (repaired first when it exceeds the budget); otherwise it starts
 	// from checkpoint-all, repaired.
+	//
+	// The problem's hint (remat.Problem.Start: a plan of the same graph at
+	// another budget, such as a budget sweep's previous plan) is not a
+	// start of this search: it would steer it. When the hint is legal,
+	// the search runs as it would without it, then polishes the hint,
+	// repaired to the budget, in rounds with a quarter of the patience
+	// (hintPatience), and returns the cheaper of the two plans. Without a deadline the first search's plan is the plan of a
+	// run without the hint, so the hint never makes the plan dearer; with
+	// a deadline the first search's rounds stop halfway to it, leaving
+	// the search from the hint the other half.
 	Start *remat.Plan
 	// TimeLimit bounds a Solve besides the context's deadline; 0 means
 	// none.
@@ -211,7 +221,7 @@ func solve(ctx context.Context, p *remat.Problem, progress func(remat.Progress),
 		// No plan fits: some step's working set and the values that may
 		// not be recomputed exceed the budget (see lowerBound).
 		floor := p.Floor().Bytes
-		st, _ := r.minPeak(s, &j, rep, rng, floor)
+		st, _ := r.minPeak(s, &j, rep, rng, identityStages(n), floor)
 		return nil, r.budgetError(st, true)
 	}
 	// The first plan: the start plan and checkpoint-all, each repaired
@@ -222,43 +232,18 @@ func solve(ctx context.Context, p *remat.Problem, progress func(remat.Progress),
 		sources = append([][][]int32{st}, sources...)
 	}
 	for _, src := range sources {
-		for _, local := range []bool{false, true} {
-			s.load(src)
-			if local && s.nOver == 0 {
-				continue // nothing to repair: the same plan again
-			}
-			rep.local = local
-			ok := s.repair(&j, rep, rng)
-			j.moves = j.moves[:0]
-			if !ok {
-				continue
-			}
-			s.prune(&j)
-			s.descend(&j, s.recomputations(nil), rng)
-			j.moves = j.moves[:0]
-			if sol := s.snapshot(); best == nil || sol.better(best) {
-				best = sol
-			}
+		if sol := repairFrom(s, &j, rep, rng, src); sol != nil && (best == nil || sol.better(best)) {
+			best = sol
 		}
 	}
-	rep.local = false
 	if best == nil && ctx.Err() != nil {
 		return nil, ctx.Err() // cut short before any plan within the budget
 	}
 	if best == nil {
-		// Lower the peak step by step from checkpoint-all instead. The
-		// steps do not depend on the budget, so a budget set to the least
-		// peak that this reaches on a smaller budget is met again.
-		st, peak := r.minPeak(s, &j, rep, rng, p.BudgetBytes)
-		if peak > p.BudgetBytes {
-			return nil, r.budgetError(st, false)
+		// Lower the peak step by step from checkpoint-all instead.
+		if best = r.lowered(s, &j, rep, rng, identityStages(n), capBytes); best == nil {
+			return nil, r.budgetError(s.stages(), false)
 		}
-		s.load(st)
-		s.setCap(capBytes)
-		s.prune(&j)
-		s.descend(&j, s.recomputations(nil), rng)
-		j.moves = j.moves[:0]
-		best = s.snapshot()
 	}
 	r.report(best, fmt.Sprintf("greedy repair: %d recomputations", best.nRec))
 	if r.stop.Load() {
@@ -269,20 +254,151 @@ func solve(ctx context.Context, p *remat.Problem, progress func(remat.Progress),
 	for k := range workers {
 		workers[k] = newWorker(r.g, capBytes, &r.stop)
 	}
+	hint := startStages(p, p.Start)
+	resume := r.halve(ctx, hint != nil)
+	best = r.rounds(workers, best, lb, opts.Seed, opts.Patience, "", r.report)
+	resume()
+	// The hint's search (see Options.Start): its own random stream, its
+	// first plan the hint repaired as the first plan above is.
+	if hint == nil || r.stop.Load() || best.extra <= lb*(1+1e-9) {
+		return r.finish(best)
+	}
+	rng = rand.New(rand.NewPCG(opts.Seed^hintSeed, 0x5eed))
+	from := repairFrom(s, &j, rep, rng, hint)
+	if from == nil && !r.stop.Load() {
+		from = r.lowered(s, &j, rep, rng, hint, capBytes)
+	}
+	if from == nil || r.stop.Load() {
+		return r.finish(best)
+	}
+	r.report(best, fmt.Sprintf("searching from the hint, repaired to %d recomputations", from.nRec))
+	if warm := r.rounds(workers, from, lb, opts.Seed^hintSeed, max(1, opts.Patience/hintPatience), "from the hint, ", r.reportCheaper); warm.better(best) {
+		best = warm
+		// Reported again: it may be as cheap as the first search's plan
+		// (with fewer recomputations), which the last report then was.
+		r.report(best, fmt.Sprintf("from the hint: %d recomputations", best.nRec))
+	}
+	return r.finish(best)
+}
+
+// halve, when split is set and ctx has a deadline, stops the search
+// (r.stop) halfway to the deadline, so that the first search's rounds
+// leave the search from the hint half the time left. The function it
+// returns ends that: it clears the stop unless ctx itself is done.
+func (r *run) halve(ctx context.Context, split bool) func() {
+	dl, ok := ctx.Deadline()
+	if !split || !ok {
+		return func() {}
+	}
+	half, cancel := context.WithDeadline(ctx, time.Now().Add(time.Until(dl)/2))
+	fired := make(chan struct{})
+	stop := context.AfterFunc(half, func() {
+		r.stop.Store(true)
+		close(fired)
+	})
+	return func() {
+		if !stop() {
+			<-fired // it ran or is running: wait until it has stored
+		}
+		cancel()
+		if ctx.Err() == nil {
+			r.stop.Store(false)
+			if ctx.Err() != nil { // ctx ended meanwhile; its AfterFunc may have run before the Store
+				r.stop.Store(true)
+			}
+		}
+	}
+}
+
+// repairFrom loads the compute sets src into s and repairs them to the
+// budget with both scores (repairAt), each result pruned and descended,
+// and returns the cheapest, or nil when both repairs fail.
+func repairFrom(s *state, j *journal, rep *repairer, rng *rand.Rand, src [][]int32) *solution {
+	defer func() { rep.local = false }()
+	var best *solution
+	for _, local := range []bool{false, true} {
+		s.load(src)
+		if local && s.nOver == 0 {
+			continue // nothing to repair: the same plan again
+		}
+		rep.local = local
+		ok := s.repair(j, rep, rng)
+		j.moves = j.moves[:0]
+		if !ok {
+			continue
+		}
+		s.prune(j)
+		s.descend(j, s.recomputations(nil), rng)
+		j.moves = j.moves[:0]
+		if sol := s.snapshot(); best == nil || sol.better(best) {
+			best = sol
+		}
+	}
+	return best
+}
+
+// lowered lowers the peak of the plan with compute sets from step by
+// step (minPeak) until it fits the budget, and returns that plan pruned
+// and descended under the budget's cap, or nil with s holding the plan of
+// the least peak reached. The steps do not depend on the budget, so a
+// budget set to the least peak that this reaches on a smaller budget is
+// met again.
+func (r *run) lowered(s *state, j *journal, rep *repairer, rng *rand.Rand, from [][]int32, capBytes int64) *solution {
+	st, peak := r.minPeak(s, j, rep, rng, from, r.p.BudgetBytes)
+	s.load(st)
+	if peak > r.p.BudgetBytes {
+		return nil
+	}
+	s.setCap(capBytes)
+	s.prune(j)
+	s.descend(j, s.recomputations(nil), rng)
+	j.moves = j.moves[:0]
+	return s.snapshot()
+}
+
+// hintPatience divides the search's patience for its rounds from the
+// problem's hint: they start near a good plan (the hint is one of a
+// looser budget), and a short polish there finds what the hint offers.
+const hintPatience = 4
+
+// hintSeed is xored into the seed of the search from the problem's hint,
+// so that its random streams differ from the first search's.
+const hintSeed = 0x68696e74
+
+// rounds runs the search's destroy-and-repair rounds from best until
+// opts.Rounds, patience rounds in a row without a cheaper plan, the
+// lower bound lb, or a stop, and returns the best plan found; it reports
+// each round's cheaper plan through report, its note prefixed by label.
+func (r *run) rounds(workers []*worker, best *solution, lb float64, seed uint64, patience int, label string, report func(*solution, string)) *solution {
+	opts := r.opts
 	temp := hottest * meanCost(r.g)
 	stale := 0
-	for round := 0; round < opts.Rounds && stale < opts.Patience && best.extra > lb*(1+1e-9) && !r.stop.Load(); round++ {
+	for round := 0; round < opts.Rounds && stale < patience && best.extra > lb*(1+1e-9) && !r.stop.Load(); round++ {
 		reset := round%resetEvery == 0
-		sols := runRound(workers, best, reset, opts.Iterations, opts.Seed, round, opts.Threads, temp, r.improved)
+		sols := runRound(workers, best, reset, opts.Iterations, seed, round, opts.Threads, temp, r.improved)
 		if b := bestOf(sols); b.better(best) {
 			best = b
 			stale = 0
-			r.report(best, fmt.Sprintf("round %d: %d recomputations", round+1, best.nRec))
+			report(best, fmt.Sprintf("%sround %d: %d recomputations", label, round+1, best.nRec))
 		} else {
 			stale++
 		}
 	}
-	return r.finish(best)
+	return best
+}
+
+// reportCheaper reports sol when it is cheaper than every plan reported
+// so far, so that the incumbent of the progress reports never rises
+// while the search from the hint walks above the first search's plan.
+func (r *run) reportCheaper(sol *solution, note string) {
+	if r.progress == nil {
+		return
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if sol.extra < r.reported-1e-9*math.Max(1, math.Abs(r.reported)) {
+		r.emit(sol, note)
+	}
 }
 
 // improved reports a plan that a worker found in the middle of a round
@@ -328,15 +444,16 @@ func (r *run) finish(sol *solution) (*remat.Plan, error) {
 	return pl, nil
 }
 
-// minPeak lowers the peak of checkpoint-all as far as the greedy repair
+// minPeak lowers the peak of the plan with compute sets from
+// (checkpoint-all, or the problem's hint) as far as the greedy repair
 // can, or until it is at most target: the cap is set a step below the
 // peak reached, the step halved whenever the repair fails. The caps tried
 // do not depend on target (only when to stop does), so with target set
 // to the peak that a run with a smaller target reached, the same plan is
 // reached again. It returns the plan with the least peak reached and its
 // peak, and leaves s's cap changed.
-func (r *run) minPeak(s *state, j *journal, rep *repairer, rng *rand.Rand, target int64) ([][]int32, int64) {
-	s.load(identityStages(r.g.n))
+func (r *run) minPeak(s *state, j *journal, rep *repairer, rng *rand.Rand, from [][]int32, target int64) ([][]int32, int64) {
+	s.load(from)
 	bestSt := s.stages()
 	bestPeak, _ := s.peak()
 	step := max(1, bestPeak/32)
