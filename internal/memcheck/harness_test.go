@@ -220,6 +220,11 @@ type measurement struct {
 	// small initializers and prepacked weights, allocated at session
 	// creation. peak is the largest mem_in_use_peak of the run.
 	baseline, peak int64
+	// defaultPeak is the arena's peak over two runs of a session under
+	// ORT's default options (the memory pattern on: the second run takes
+	// one block for the activations), less that session's baseline; -1
+	// when not measured.
+	defaultPeak int64
 	// note says how the measurement departs from the plan, if it does.
 	note string
 	// lowered is the graph ORT ran in place of a float16 graph
@@ -286,7 +291,7 @@ func measureCase(c modelCase, valueInfo bool) (*measurement, error) {
 	}
 	var failures []string
 	for _, cand := range cands {
-		res, err := runORT(cand.path, shp, c.fixed)
+		res, err := runORT(cand.path, shp, c.fixed, ort.MeasureOptions("disabled"))
 		if err != nil {
 			msg := err.Error()
 			if i := strings.LastIndex(msg, "failed:"); i >= 0 {
@@ -295,7 +300,12 @@ func measureCase(c modelCase, valueInfo bool) (*measurement, error) {
 			failures = append(failures, fmt.Sprintf("ORT rejects %s (%s)", cand.what, msg))
 			continue
 		}
-		m := &measurement{g: g, path: cand.path}
+		m := &measurement{g: g, path: cand.path, defaultPeak: -1}
+		if valueInfo {
+			if m.defaultPeak, err = defaultPeak(cand.path, shp, c.fixed); err != nil {
+				return nil, fmt.Errorf("%s: under ORT's default options: %w", c.name, err)
+			}
+		}
 		if ortt.NeedsLowering(g) {
 			if m.lowered, err = ortt.Lower(g); err != nil {
 				return nil, fmt.Errorf("%s: %w", c.name, err)
@@ -313,9 +323,27 @@ func measureCase(c modelCase, valueInfo bool) (*measurement, error) {
 	return nil, fmt.Errorf("%s: %s", c.name, strings.Join(failures, "; "))
 }
 
-// runORT runs a model file once with seeded random inputs (and the fixed
-// ones) under ort.MeasureOptions("disabled").
-func runORT(path string, shapes map[string][]int64, fixed map[string]ort.Tensor) (*ort.Result, error) {
+// defaultPeak runs a model file twice in one session under ORT's default
+// options (ort.DefaultOptions("disabled"), profiled) and returns the
+// arena's peak over both runs less what it held before the first kernel.
+func defaultPeak(path string, shapes map[string][]int64, fixed map[string]ort.Tensor) (int64, error) {
+	o := ort.DefaultOptions("disabled")
+	o.Profile, o.Runs = true, 2
+	res, err := runORT(path, shapes, fixed, o)
+	if err != nil {
+		return 0, err
+	}
+	if len(res.Profile.Nodes) == 0 {
+		return 0, fmt.Errorf("the profile has no kernel events")
+	}
+	peak, err := res.Profile.SessionPeakBytes()
+	first := res.Profile.Nodes[0]
+	return peak - (first.MemBytesInUse - first.MemInUseDelta), err
+}
+
+// runORT runs a model file with seeded random inputs (and the fixed
+// ones) under opts.
+func runORT(path string, shapes map[string][]int64, fixed map[string]ort.Tensor, opts ort.Options) (*ort.Result, error) {
 	inputs, err := ort.RandomInputs(path, 1, shapes)
 	if err != nil {
 		return nil, err
@@ -323,7 +351,7 @@ func runORT(path string, shapes map[string][]int64, fixed map[string]ort.Tensor)
 	for k, v := range fixed {
 		inputs[k] = v
 	}
-	return ort.Run(path, inputs, ort.MeasureOptions("disabled"))
+	return ort.Run(path, inputs, opts)
 }
 
 // ortName is the name ORT's profiler gives a node: its own name, or

@@ -698,6 +698,9 @@ func TestParseProfile(t *testing.T) {
 	if !reflect.DeepEqual(p.Names(), []string{"a", "b"}) || p.Runs != 2 || p.RunDurUS != 30 || p.PeakBytes() != 200 {
 		t.Fatalf("parsed %v runs %d dur %d peak %d", p.Names(), p.Runs, p.RunDurUS, p.PeakBytes())
 	}
+	if sp, err := p.SessionPeakBytes(); err != nil || sp != 900 {
+		t.Errorf("SessionPeakBytes = %d, %v; want the second run's 900", sp, err)
+	}
 	a := p.Nodes[0]
 	if a.OpType != "Relu" || a.NodeIndex != 0 || a.MemInUsePeak != 100 || !reflect.DeepEqual(a.OutputTypes, []string{"float", "int64"}) ||
 		!reflect.DeepEqual(a.OutputShapes, [][]int64{{2, 3}, {}}) || len(a.InputShapes) != 0 {

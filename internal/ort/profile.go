@@ -93,6 +93,37 @@ func (p *Profile) PeakBytes() int64 {
 	return peak
 }
 
+// SessionPeakBytes returns the largest mem_in_use_peak of any run the
+// file recorded: the arena's peak over the session. Under ORT's default
+// options (DefaultOptions: the memory pattern on) the runs after the
+// first differ from it: they take one block for the activations, laid out
+// from the first run's allocations, before their first kernel.
+func (p *Profile) SessionPeakBytes() (int64, error) {
+	if p == nil {
+		return 0, nil
+	}
+	var events []rawEvent
+	if err := json.Unmarshal(p.Raw, &events); err != nil {
+		return 0, fmt.Errorf("parsing ORT profile: %w", err)
+	}
+	var peak int64
+	for _, e := range events {
+		if e.Cat != "Node" || !strings.HasSuffix(e.Name, kernelSuffix) {
+			continue
+		}
+		raw, ok := e.Args["mem_in_use_peak"]
+		if !ok {
+			continue
+		}
+		v, err := jsonInt(raw)
+		if err != nil {
+			return 0, fmt.Errorf("parsing ORT profile event %q: args.mem_in_use_peak: %w", e.Name, err)
+		}
+		peak = max(peak, v)
+	}
+	return peak, nil
+}
+
 // Find returns the first-run event of the node with the given name.
 func (p *Profile) Find(name string) (NodeEvent, bool) {
 	for _, n := range p.Nodes {

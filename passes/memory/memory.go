@@ -149,6 +149,26 @@ type Options struct {
 	// released). They shape where later chunks go but, like parameters, are
 	// not counted.
 	Prepacked func(n *ir.Node) int64
+	// Pattern, under Arena, simulates the sequence as a runtime with a
+	// memory pattern runs it from a session's second run on (ONNX
+	// Runtime's enable_mem_pattern, on by default): the first run traces
+	// the allocations of every buffer but the kept graph outputs, Pattern
+	// lays the traced allocations out in one block and returns its bytes,
+	// and the later runs take that block from the arena before the first
+	// step, as the first run left the arena, and place the traced buffers
+	// in it. The kept outputs and the workspaces are allocated around it
+	// as in the first run. The Result is the later runs' (the first run's
+	// is Simulate without Pattern).
+	Pattern func(trace []PatternAlloc) int64
+}
+
+// PatternAlloc is one traced allocation of a run (Options.Pattern), in
+// the order the run allocates: Bytes allocated at step From and released
+// after step To. Buffer is its buffer's index in SimulateBuffers' list.
+type PatternAlloc struct {
+	Buffer   int
+	Bytes    int64
+	From, To int
 }
 
 // Result is the outcome of simulating one sequence.
@@ -518,7 +538,10 @@ func (s *sim) run(seq []*ir.Node) (*Result, *layout, error) {
 			}
 		}
 		base := a.inUse
-		s.replay(a, seq, l, false, func(i int, during, after int64) {
+		if s.opts.Pattern != nil {
+			s.pattern(a, seq, l)
+		}
+		s.replay(a, seq, l, false, false, func(i int, during, after int64) {
 			res.During[i] = c + during - base
 			res.After[i] = c + after - base
 		})
@@ -739,8 +762,9 @@ func (s *sim) layout(seq []*ir.Node) *layout {
 // interval ends at the step. It reports each step's bytes in use at its
 // height and after its releases, and returns the largest. A nested replay
 // (a subgraph) allocates no kept outputs, which are the owning node's
-// outputs, and releases everything it still holds at its end.
-func (s *sim) replay(a *bfcArena, seq []*ir.Node, l *layout, nested bool, step func(i int, during, after int64)) int64 {
+// outputs; with end set, as for a subgraph, everything still held is
+// released at the end.
+func (s *sim) replay(a *bfcArena, seq []*ir.Node, l *layout, nested, end bool, step func(i int, during, after int64)) int64 {
 	n := len(seq)
 	type event struct{ buf, x, slot int32 }
 	allocs := make([][]event, n+1)
@@ -798,12 +822,68 @@ func (s *sim) replay(a *bfcArena, seq []*ir.Node, l *layout, nested bool, step f
 			step(i, during, a.inUse)
 		}
 	}
-	if nested {
+	if end {
 		for _, e := range frees[n] {
 			a.release(chunks[e.buf][e.x])
 		}
 	}
 	return most
+}
+
+// pattern turns the arena a (as the session created it) into the arena
+// of a later run under Options.Pattern: it replays the first run, which
+// releases everything at its end (the caller frees the outputs it was
+// handed), traces its allocations of buffers that are not kept outputs,
+// and allocates the block Pattern lays them out in. The traced buffers
+// then hold nothing of their own: replay skips them (bytes 0), and the
+// block's chunk stays in use.
+func (s *sim) pattern(a *bfcArena, seq []*ir.Node, l *layout) {
+	first := s.layoutCopy(l)
+	s.replay(a, seq, first, false, true, nil)
+	type traced struct {
+		PatternAlloc
+		slot int32
+	}
+	var ts []traced
+	for k := range l.bufs {
+		if l.bufs[k].pinned || l.bufs[k].bytes <= 0 {
+			continue
+		}
+		for _, iv := range l.intervals[k] {
+			if iv.from <= iv.to {
+				ts = append(ts, traced{PatternAlloc{Buffer: k, Bytes: l.bufs[k].bytes, From: int(iv.from), To: int(iv.to)}, iv.slot})
+			}
+		}
+	}
+	// The run's order: by allocation step, then output slot, as replay
+	// allocates.
+	slices.SortStableFunc(ts, func(x, y traced) int {
+		if x.From != y.From {
+			return x.From - y.From
+		}
+		return int(x.slot - y.slot)
+	})
+	trace := make([]PatternAlloc, len(ts))
+	for i, t := range ts {
+		trace[i] = t.PatternAlloc
+	}
+	if block := s.opts.Pattern(trace); block > 0 {
+		a.alloc(block)
+	}
+	for k := range l.bufs {
+		if !l.bufs[k].pinned {
+			l.bufs[k].bytes = 0
+		}
+	}
+}
+
+// layoutCopy returns a copy of l that replay may change (its held bytes
+// and workspaces) without changing l.
+func (s *sim) layoutCopy(l *layout) *layout {
+	c := *l
+	c.held = slices.Clone(l.held)
+	c.ws = slices.Clone(l.ws)
+	return &c
 }
 
 // nestedReplay replays each subgraph (file order) on a copy of a and
@@ -818,7 +898,7 @@ func (s *sim) nestedReplay(a *bfcArena, subs []*ir.Graph) (*bfcArena, int64) {
 			continue
 		}
 		c := a.clone()
-		if p := sub.replay(c, sg.Nodes, sub.layout(sg.Nodes), true, nil); p > peak {
+		if p := sub.replay(c, sg.Nodes, sub.layout(sg.Nodes), true, true, nil); p > peak {
 			best, peak = c, p
 		}
 	}
