@@ -66,8 +66,10 @@ func (m *Model) exportOptions(f *Fit, valueInfo bool) onnxexp.Options {
 		opts.RuntimeOrder = r.ONNXOrder
 		if f.Placement != nil && f.Placement.PeakBytes > 0 {
 			opts.RematInfo.ORTPredictedPeakBytes = f.Placement.PeakBytes
+			opts.RematInfo.ORTDefaultPredictedPeakBytes = f.Placement.DefaultPeakBytes
 			if f.Original != nil {
 				opts.RematInfo.ORTOriginalPeakBytes = f.Original.PeakBytes
+				opts.RematInfo.ORTDefaultOriginalPeakBytes = f.Original.DefaultPeakBytes
 			}
 		}
 	}

@@ -616,6 +616,7 @@ func (f *Fit) Report(m *Model, output, budget string) *report.Compile {
 	if _, ok := f.Target.(onnxRuntime); ok && f.TargetErr == nil && f.Placement != nil {
 		r.ORTBeforePeakBytes, r.ORTAfterPeakBytes = f.Original.PeakBytes, f.Placement.PeakBytes
 		r.ORTPlanOrderPeakBytes, r.ORTUnforcedPeakBytes = f.Placement.PlanOrderPeakBytes, f.Placement.UnforcedPeakBytes
+		r.ORTDefaultBeforePeakBytes, r.ORTDefaultAfterPeakBytes = f.Original.DefaultPeakBytes, f.Placement.DefaultPeakBytes
 		r.OrderConstraints = len(f.Placement.Writing.Order)
 		r.OrderedNodes = f.Placement.Writing.Strings()
 	}

@@ -49,6 +49,11 @@ type Placement struct {
 	// (the plan's) order, and UnforcedPeakBytes in the runtime's order
 	// without Writing.Order; both 0 when not computed.
 	PlanOrderPeakBytes, UnforcedPeakBytes int64
+	// DefaultPeakBytes is the predicted peak under the runtime's default
+	// session settings where they differ from the measured ones (ONNX
+	// Runtime: the memory pattern on, over a session's runs); 0 when the
+	// target does not predict it.
+	DefaultPeakBytes int64
 }
 
 // Writing is the format-neutral part of how a graph is written: the

@@ -23,6 +23,10 @@
 //	 "ort_predicted_peak_bytes": N,     // optional: the plan's peak under the
 //	 "ort_original_peak_bytes": N,      // model of ORT's allocator, and the
 //	                                    // original's (exporters/onnx RematInfo)
+//	 "ort_default_predicted_peak_bytes": N, // optional: the same under
+//	 "ort_default_original_peak_bytes": N,  // ORT's default session options
+//	                                    // (memory pattern on), over a
+//	                                    // session's runs
 //	 "recompute": [
 //	   {"node": "enc1_conv_rc1",        // the duplicated node (unique name)
 //	    "original": "enc1_conv",        // the node it copies
@@ -90,4 +94,13 @@
 // profiling on, no optimizer disabled (the rewrite must survive ORT's own
 // optimizers, CSE included); one profiled warm-up run, then -runs timed runs
 // whose median is the run time.
+//
+// Each model also runs twice in one session under ORT's default options
+// (arena on, memory pattern on), at each level: from the second run on the
+// activations other than the outputs live in one block laid out from the
+// first run's allocations, which the arena hands out before the first
+// kernel, often rounded up to a power-of-two region. Measure's
+// DefaultPeakBytes is the arena's peak over both runs less its baseline,
+// next to the metadata's prediction for those options
+// (targets/ort.DefaultMemory) when it has one.
 package verify

@@ -88,12 +88,18 @@ type LevelReport struct {
 	PredictedReductionPercent *float64 `json:"predicted_reduction_percent,omitempty"`
 	// MeasuredOverPredictedPercent is 100 × measured drop / predicted drop
 	// (the acceptance bar is 80%), when the predicted drop is positive.
-	MeasuredOverPredictedPercent *float64          `json:"measured_over_predicted_drop_percent,omitempty"`
-	MeetsAcceptanceBar           *bool             `json:"meets_acceptance_bar,omitempty"`
-	RunTimeChangePercent         float64           `json:"run_time_change_percent"`
-	Recompute                    []PlacementReport `json:"recompute"`
-	OK                           bool              `json:"ok"`
-	Failures                     []string          `json:"failures"`
+	MeasuredOverPredictedPercent *float64 `json:"measured_over_predicted_drop_percent,omitempty"`
+	MeetsAcceptanceBar           *bool    `json:"meets_acceptance_bar,omitempty"`
+	// DefaultReductionBytes is the original's DefaultPeakBytes minus the
+	// remat's; PredictedDefaultReductionBytes the drop the metadata
+	// predicts under ORT's default options, when it has both peaks.
+	DefaultReductionBytes          int64             `json:"default_reduction_bytes"`
+	DefaultReductionPercent        float64           `json:"default_reduction_percent"`
+	PredictedDefaultReductionBytes *int64            `json:"predicted_default_reduction_bytes,omitempty"`
+	RunTimeChangePercent           float64           `json:"run_time_change_percent"`
+	Recompute                      []PlacementReport `json:"recompute"`
+	OK                             bool              `json:"ok"`
+	Failures                       []string          `json:"failures"`
 }
 
 // Measure is what ORT measured for one model at one level.
@@ -112,6 +118,11 @@ type Measure struct {
 	// Nodes is the memory after each kernel of the first run, in the
 	// order ORT ran them (Options.NodeMemory; empty otherwise).
 	Nodes []NodeMemory `json:"nodes,omitempty"`
+	// DefaultPeakBytes is the activation peak under ORT's default session
+	// options (arena on, memory pattern on): the arena's peak over two
+	// runs of one session, the second taking the pattern's block, less
+	// what it held before the first kernel (ort.SessionPeak).
+	DefaultPeakBytes int64 `json:"default_peak_bytes"`
 }
 
 // OutputReport compares one graph output.
@@ -458,6 +469,17 @@ func verifyLevel(level, origPath, rematPath string, inputs map[string]ort.Tensor
 	if lr.Rematted, err = measure(rw, nodeMemory); err != nil {
 		return nil, fmt.Errorf("verify: the remat model at level %s: %w", level, err)
 	}
+	// The same models under ORT's default options, where the memory
+	// pattern changes what the arena holds from the second run on.
+	dopts := ort.DefaultOptions(level)
+	if lr.Orig.DefaultPeakBytes, err = ort.SessionPeak(origPath, inputs, dopts); err != nil {
+		return nil, fmt.Errorf("verify: the original model under ORT's default options at level %s: %w", level, err)
+	}
+	if lr.Rematted.DefaultPeakBytes, err = ort.SessionPeak(rematPath, inputs, dopts); err != nil {
+		return nil, fmt.Errorf("verify: the remat model under ORT's default options at level %s: %w", level, err)
+	}
+	lr.DefaultReductionBytes = lr.Orig.DefaultPeakBytes - lr.Rematted.DefaultPeakBytes
+	lr.DefaultReductionPercent = percent(lr.DefaultReductionBytes, lr.Orig.DefaultPeakBytes)
 	lr.ReductionBytes = lr.Orig.PeakBytes - lr.Rematted.PeakBytes
 	lr.ReductionPercent = percent(lr.ReductionBytes, lr.Orig.PeakBytes)
 	if lr.Orig.MedianRunTimeMS > 0 {
@@ -477,6 +499,10 @@ func verifyLevel(level, origPath, rematPath string, inputs map[string]ort.Tensor
 		if md.OriginalPeakBytes > 0 && md.PredictedPeakBytes > 0 {
 			drop := md.OriginalPeakBytes - md.PredictedPeakBytes
 			lr.LivenessReductionBytes = &drop
+		}
+		if md.ORTDefaultOriginalPeakBytes > 0 && md.ORTDefaultPredictedPeakBytes > 0 {
+			drop := md.ORTDefaultOriginalPeakBytes - md.ORTDefaultPredictedPeakBytes
+			lr.PredictedDefaultReductionBytes = &drop
 		}
 		if orig > 0 && pred > 0 {
 			drop := orig - pred

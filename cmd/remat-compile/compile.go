@@ -313,6 +313,10 @@ func printCompile(w io.Writer, r *report.Compile, res *remat.Result, budget rema
 	if r.ORTBeforePeakBytes > 0 && (r.Recomputations > 0 || r.Reordered || r.Tiling != nil) {
 		fmt.Fprintf(tw, "onnxruntime:\t%s → %s predicted for ONNX Runtime's CPU allocator (planner reuse, arena, parameters) in the order it runs the models\n",
 			formatBytes(r.ORTBeforePeakBytes), formatBytes(r.ORTAfterPeakBytes))
+		if r.ORTDefaultBeforePeakBytes > 0 {
+			fmt.Fprintf(tw, "ort default:\t%s → %s predicted under ONNX Runtime's default options (memory pattern on), over a session's runs\n",
+				formatBytes(r.ORTDefaultBeforePeakBytes), formatBytes(r.ORTDefaultAfterPeakBytes))
+		}
 		fmt.Fprintf(tw, "order:\t%d constraint(s) forced (%s in ORT's own order, %s in the plan's)\n",
 			r.OrderConstraints, formatBytes(r.ORTUnforcedPeakBytes), formatBytes(r.ORTPlanOrderPeakBytes))
 	}

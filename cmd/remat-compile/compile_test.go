@@ -790,6 +790,11 @@ func TestCompileTiles(t *testing.T) {
 	if l.Orig.PeakBytes != r.ORTBeforePeakBytes || l.Rematted.PeakBytes != r.ORTAfterPeakBytes {
 		t.Errorf("ORT measured %d → %d, predicted %d → %d", l.Orig.PeakBytes, l.Rematted.PeakBytes, r.ORTBeforePeakBytes, r.ORTAfterPeakBytes)
 	}
+	// Under ORT's default options (the memory pattern on) as well.
+	if l.Orig.DefaultPeakBytes != r.ORTDefaultBeforePeakBytes || l.Rematted.DefaultPeakBytes != r.ORTDefaultAfterPeakBytes ||
+		l.PredictedDefaultReductionBytes == nil || *l.PredictedDefaultReductionBytes != l.DefaultReductionBytes {
+		t.Errorf("under ORT's defaults measured %d → %d, predicted %d → %d", l.Orig.DefaultPeakBytes, l.Rematted.DefaultPeakBytes, r.ORTDefaultBeforePeakBytes, r.ORTDefaultAfterPeakBytes)
+	}
 }
 
 // TestCompileArena: -arena writes the static arena plan of the written

@@ -155,6 +155,8 @@ func printVerify(st *Streams, r *verify.Report) error {
 		w := printOutputs(out, lr.Outputs)
 		fmt.Fprintf(w, "\n  \toriginal\tremat\tchange\n")
 		fmt.Fprintf(w, "  activation peak\t%s\t%s\t%s (%s%%)\n", formatBytes(lr.Orig.PeakBytes), formatBytes(lr.Rematted.PeakBytes), signedBytes(-lr.ReductionBytes), signed(-lr.ReductionPercent))
+		fmt.Fprintf(w, "  peak, ORT defaults\t%s\t%s\t%s (%s%%)\n", formatBytes(lr.Orig.DefaultPeakBytes), formatBytes(lr.Rematted.DefaultPeakBytes),
+			signedBytes(-lr.DefaultReductionBytes), signed(-lr.DefaultReductionPercent))
 		fmt.Fprintf(w, "  arena baseline\t%s\t%s\t\n", formatBytes(lr.Orig.BaselineBytes), formatBytes(lr.Rematted.BaselineBytes))
 		fmt.Fprintf(w, "  median run time\t%.3f ms\t%.3f ms\t%s%%\n", lr.Orig.MedianRunTimeMS, lr.Rematted.MedianRunTimeMS, signed(lr.RunTimeChangePercent))
 		fmt.Fprintf(w, "  kernels run\t%d\t%d\t\n", lr.Orig.Kernels, lr.Rematted.Kernels)
@@ -169,6 +171,11 @@ func printVerify(st *Streams, r *verify.Report) error {
 				fmt.Fprintf(out, "  the solver's liveness model predicted a reduction of %s\n", formatBytes(*lr.LivenessReductionBytes))
 			}
 		}
+		fmt.Fprintf(out, "  ORT defaults: arena on, memory pattern on, the peak over two runs of one session; measured reduction %s", formatBytes(lr.DefaultReductionBytes))
+		if p := lr.PredictedDefaultReductionBytes; p != nil {
+			fmt.Fprintf(out, ", predicted %s", formatBytes(*p))
+		}
+		fmt.Fprintln(out)
 		if len(lr.Recompute) > 0 {
 			fmt.Fprintf(out, "\n")
 			fmt.Fprintf(w, "  recompute node\tran as (position)\tafter (position)\tbefore (position)\tresult\n")

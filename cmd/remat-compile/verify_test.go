@@ -102,7 +102,7 @@ func TestVerifyGoodPair(t *testing.T) {
 	if code != exitOK {
 		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, out, errs)
 	}
-	for _, want := range []string{"level disabled:", "level all:", "bitwise identical", "activation peak", "median run time", "enc2_relu_rc1", "measured/predicted drop", "verify: ok"} {
+	for _, want := range []string{"level disabled:", "level all:", "bitwise identical", "activation peak", "peak, ORT defaults", "median run time", "enc2_relu_rc1", "measured/predicted drop", "verify: ok"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("output lacks %q:\n%s", want, out)
 		}
@@ -135,6 +135,13 @@ func TestVerifyGoodPair(t *testing.T) {
 		if lr.MeasuredOverPredictedPercent == nil || *lr.MeasuredOverPredictedPercent != 100 || !*lr.MeetsAcceptanceBar {
 			t.Errorf("level %s: measured/predicted drop %v, want 100%%", lr.Level, lr.MeasuredOverPredictedPercent)
 		}
+		// A session under ORT's defaults runs its first run as measured
+		// above, and later ones with the memory pattern's block.
+		if lr.Orig.DefaultPeakBytes < lr.Orig.PeakBytes || lr.Rematted.DefaultPeakBytes < lr.Rematted.PeakBytes ||
+			lr.DefaultReductionBytes != lr.Orig.DefaultPeakBytes-lr.Rematted.DefaultPeakBytes {
+			t.Errorf("level %s: peaks under ORT's defaults %d → %d (reduction %d), measured %d → %d", lr.Level,
+				lr.Orig.DefaultPeakBytes, lr.Rematted.DefaultPeakBytes, lr.DefaultReductionBytes, lr.Orig.PeakBytes, lr.Rematted.PeakBytes)
+		}
 		if len(lr.Orig.RunTimesMS) != 2 || lr.Orig.MedianRunTimeMS <= 0 || lr.Rematted.MedianRunTimeMS <= 0 {
 			t.Errorf("level %s: run times %+v %+v", lr.Level, lr.Orig, lr.Rematted)
 		}
@@ -151,12 +158,12 @@ func TestVerifyGoodPair(t *testing.T) {
 	var raw map[string]any
 	json.Unmarshal([]byte(out), &raw)
 	lvl := raw["levels"].([]any)[0].(map[string]any)
-	for _, key := range []string{"reduction_bytes", "reduction_percent", "predicted_reduction_bytes", "measured_over_predicted_drop_percent", "run_time_change_percent"} {
+	for _, key := range []string{"reduction_bytes", "reduction_percent", "predicted_reduction_bytes", "measured_over_predicted_drop_percent", "run_time_change_percent", "default_reduction_bytes", "default_reduction_percent"} {
 		if _, ok := lvl[key]; !ok {
 			t.Errorf("level JSON lacks %q: %v", key, lvl)
 		}
 	}
-	for _, key := range []string{"peak_bytes", "baseline_bytes", "arena_peak_bytes", "median_run_time_ms", "run_times_ms"} {
+	for _, key := range []string{"peak_bytes", "baseline_bytes", "arena_peak_bytes", "median_run_time_ms", "run_times_ms", "default_peak_bytes"} {
 		if _, ok := lvl["remat_model"].(map[string]any)[key]; !ok {
 			t.Errorf("model JSON lacks %q", key)
 		}

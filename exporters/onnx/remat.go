@@ -102,6 +102,10 @@ type RematInfo struct {
 	// runs the written models at level "disabled": comparable with the
 	// activation peak verify measures. 0 means unknown.
 	ORTPredictedPeakBytes, ORTOriginalPeakBytes int64
+	// ORTDefaultPredictedPeakBytes and ORTDefaultOriginalPeakBytes are
+	// those peaks under ORT's default session options (the memory pattern
+	// on), over a session's runs. 0 means unknown.
+	ORTDefaultPredictedPeakBytes, ORTDefaultOriginalPeakBytes int64
 }
 
 // RematMetadataVersion is the version of the RematMetadataKey format this
@@ -117,9 +121,12 @@ type RematMetadata struct {
 	PredictedPeakBytes int64  `json:"predicted_peak_bytes"`
 	OriginalPeakBytes  int64  `json:"original_peak_bytes"`
 	// The peaks under the model of ORT's allocator (RematInfo), when known.
-	ORTPredictedPeakBytes int64            `json:"ort_predicted_peak_bytes,omitempty"`
-	ORTOriginalPeakBytes  int64            `json:"ort_original_peak_bytes,omitempty"`
-	Recompute             []RecomputeEntry `json:"recompute"`
+	ORTPredictedPeakBytes int64 `json:"ort_predicted_peak_bytes,omitempty"`
+	ORTOriginalPeakBytes  int64 `json:"ort_original_peak_bytes,omitempty"`
+	// The peaks under ORT's default options (RematInfo), when known.
+	ORTDefaultPredictedPeakBytes int64            `json:"ort_default_predicted_peak_bytes,omitempty"`
+	ORTDefaultOriginalPeakBytes  int64            `json:"ort_default_original_peak_bytes,omitempty"`
+	Recompute                    []RecomputeEntry `json:"recompute"`
 }
 
 // RecomputeEntry is one duplicated node of the plan: its name, the node it
@@ -166,14 +173,16 @@ func (ex *exporter) remat(g *ir.Graph, mp *onnxpb.ModelProto) error {
 		return nil
 	}
 	md := RematMetadata{
-		Version:               RematMetadataVersion,
-		Solver:                ex.opts.RematInfo.Solver,
-		BudgetBytes:           ex.opts.RematInfo.BudgetBytes,
-		PredictedPeakBytes:    ex.opts.RematInfo.PredictedPeakBytes,
-		OriginalPeakBytes:     ex.opts.RematInfo.OriginalPeakBytes,
-		ORTPredictedPeakBytes: ex.opts.RematInfo.ORTPredictedPeakBytes,
-		ORTOriginalPeakBytes:  ex.opts.RematInfo.ORTOriginalPeakBytes,
-		Recompute:             []RecomputeEntry{},
+		Version:                      RematMetadataVersion,
+		Solver:                       ex.opts.RematInfo.Solver,
+		BudgetBytes:                  ex.opts.RematInfo.BudgetBytes,
+		PredictedPeakBytes:           ex.opts.RematInfo.PredictedPeakBytes,
+		OriginalPeakBytes:            ex.opts.RematInfo.OriginalPeakBytes,
+		ORTPredictedPeakBytes:        ex.opts.RematInfo.ORTPredictedPeakBytes,
+		ORTOriginalPeakBytes:         ex.opts.RematInfo.ORTOriginalPeakBytes,
+		ORTDefaultPredictedPeakBytes: ex.opts.RematInfo.ORTDefaultPredictedPeakBytes,
+		ORTDefaultOriginalPeakBytes:  ex.opts.RematInfo.ORTDefaultOriginalPeakBytes,
+		Recompute:                    []RecomputeEntry{},
 	}
 	// A chain runs after the node the plan runs before it, unless ORT
 	// folds that node into a constant (it reads parameters alone: the

@@ -101,6 +101,13 @@ type Compile struct {
 	ORTPlanOrderPeakBytes int64 `json:"ort_model_plan_order_peak_bytes"`
 	ORTUnforcedPeakBytes  int64 `json:"ort_model_unforced_peak_bytes"`
 	OrderConstraints      int   `json:"order_constraints"`
+	// ORTDefaultBeforePeakBytes and ORTDefaultAfterPeakBytes are the same
+	// peaks under ONNX Runtime's default session options (the memory
+	// pattern on: a session's runs after the first take one block for
+	// the activations, laid out from the first run's allocations), over a
+	// session's runs; 0 when not computed.
+	ORTDefaultBeforePeakBytes int64 `json:"ort_model_default_before_peak_bytes,omitempty"`
+	ORTDefaultAfterPeakBytes  int64 `json:"ort_model_default_after_peak_bytes,omitempty"`
 	// TFJSBeforePeakBytes and TFJSAfterPeakBytes are the peaks the tfjs
 	// target predicts for the original and the rewrite (tf.profile's peak
 	// less weights and feeds, in the order TensorFlow.js's executor runs

@@ -291,7 +291,7 @@ func measureCase(c modelCase, valueInfo bool) (*measurement, error) {
 	}
 	var failures []string
 	for _, cand := range cands {
-		res, err := runORT(cand.path, shp, c.fixed, ort.MeasureOptions("disabled"))
+		res, err := runORT(cand.path, shp, c.fixed)
 		if err != nil {
 			msg := err.Error()
 			if i := strings.LastIndex(msg, "failed:"); i >= 0 {
@@ -323,27 +323,29 @@ func measureCase(c modelCase, valueInfo bool) (*measurement, error) {
 	return nil, fmt.Errorf("%s: %s", c.name, strings.Join(failures, "; "))
 }
 
-// defaultPeak runs a model file twice in one session under ORT's default
-// options (ort.DefaultOptions("disabled"), profiled) and returns the
-// arena's peak over both runs less what it held before the first kernel.
+// defaultPeak is the peak of a session running the model file twice under
+// ORT's default options (ort.SessionPeak, level disabled).
 func defaultPeak(path string, shapes map[string][]int64, fixed map[string]ort.Tensor) (int64, error) {
-	o := ort.DefaultOptions("disabled")
-	o.Profile, o.Runs = true, 2
-	res, err := runORT(path, shapes, fixed, o)
+	inputs, err := inputsFor(path, shapes, fixed)
 	if err != nil {
 		return 0, err
 	}
-	if len(res.Profile.Nodes) == 0 {
-		return 0, fmt.Errorf("the profile has no kernel events")
-	}
-	peak, err := res.Profile.SessionPeakBytes()
-	first := res.Profile.Nodes[0]
-	return peak - (first.MemBytesInUse - first.MemInUseDelta), err
+	return ort.SessionPeak(path, inputs, ort.DefaultOptions("disabled"))
 }
 
-// runORT runs a model file with seeded random inputs (and the fixed
-// ones) under opts.
-func runORT(path string, shapes map[string][]int64, fixed map[string]ort.Tensor, opts ort.Options) (*ort.Result, error) {
+// runORT runs a model file once with seeded random inputs (and the fixed
+// ones) under ort.MeasureOptions("disabled").
+func runORT(path string, shapes map[string][]int64, fixed map[string]ort.Tensor) (*ort.Result, error) {
+	inputs, err := inputsFor(path, shapes, fixed)
+	if err != nil {
+		return nil, err
+	}
+	return ort.Run(path, inputs, ort.MeasureOptions("disabled"))
+}
+
+// inputsFor returns seeded random inputs of the given shapes for a model
+// file, with the fixed ones in place of theirs.
+func inputsFor(path string, shapes map[string][]int64, fixed map[string]ort.Tensor) (map[string]ort.Tensor, error) {
 	inputs, err := ort.RandomInputs(path, 1, shapes)
 	if err != nil {
 		return nil, err
@@ -351,7 +353,7 @@ func runORT(path string, shapes map[string][]int64, fixed map[string]ort.Tensor,
 	for k, v := range fixed {
 		inputs[k] = v
 	}
-	return ort.Run(path, inputs, opts)
+	return inputs, nil
 }
 
 // ortName is the name ORT's profiler gives a node: its own name, or

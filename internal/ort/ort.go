@@ -212,6 +212,28 @@ func DefaultOptions(level string) Options {
 	return Options{Level: level, Threads: 1, Arena: true, MemPattern: true, Runs: 1}
 }
 
+// SessionPeak runs the model twice in one session under opts, profiled,
+// and returns the arena's peak over both runs (Profile.SessionPeakBytes)
+// less the bytes it held before the first kernel: under DefaultOptions
+// the activation peak of a deployed session, whose second run takes the
+// memory pattern's block.
+func SessionPeak(modelPath string, inputs map[string]Tensor, opts Options) (int64, error) {
+	opts.Profile, opts.Runs = true, 2
+	res, err := Run(modelPath, inputs, opts)
+	if err != nil {
+		return 0, err
+	}
+	if res.Profile == nil || len(res.Profile.Nodes) == 0 {
+		return 0, fmt.Errorf("%s: ORT's profile has no kernel events", modelPath)
+	}
+	peak, err := res.Profile.SessionPeakBytes()
+	if err != nil {
+		return 0, fmt.Errorf("%s: %w", modelPath, err)
+	}
+	first := res.Profile.Nodes[0]
+	return peak - (first.MemBytesInUse - first.MemInUseDelta), nil
+}
+
 // levelCode maps Options.Level to ORT's GraphOptimizationLevel value.
 func levelCode(level string) (int, error) {
 	switch level {

@@ -33,14 +33,35 @@ func Peak(g *ir.Graph, opts onnxexp.Options) (int64, error) {
 // values that ORT then materializes besides their float32 forms, which the
 // lowering does not model; that is an error.
 func Simulate(g *ir.Graph, opts onnxexp.Options) (*memory.Result, []*ir.Node, error) {
+	return simulateWith(g, opts, Memory())
+}
+
+// DefaultSessionPeak is the peak of a session that runs the model
+// exporting g with opts writes under ONNX Runtime's default options (the
+// memory pattern on) over its runs: the larger of Simulate's and the same
+// simulation under DefaultMemory(), the runs after the first.
+func DefaultSessionPeak(g *ir.Graph, opts onnxexp.Options) (int64, error) {
+	first, _, err := simulateWith(g, opts, Memory())
+	if err != nil {
+		return 0, err
+	}
+	later, _, err := simulateWith(g, opts, DefaultMemory())
+	if err != nil {
+		return 0, err
+	}
+	return max(first.PeakBytes, later.PeakBytes), nil
+}
+
+// simulateWith is Simulate under the memory options mo (Memory() or
+// DefaultMemory()).
+func simulateWith(g *ir.Graph, opts onnxexp.Options, mo memory.Options) (*memory.Result, []*ir.Node, error) {
 	if NeedsLowering(g) {
-		return simulateLowered(g, opts)
+		return simulateLowered(g, opts, mo)
 	}
 	run, err := Schedule(g, opts)
 	if err != nil {
 		return nil, nil, err
 	}
-	mo := Memory()
 	mo.Holds = func(n *ir.Node) []*ir.Value { return run.Holds[n] }
 	r, err := memory.Simulate(g, run.Seq, mo)
 	if err != nil {
@@ -50,7 +71,7 @@ func Simulate(g *ir.Graph, opts onnxexp.Options) (*memory.Result, []*ir.Node, er
 }
 
 // simulateLowered is Simulate for a graph that needs lowering.
-func simulateLowered(g *ir.Graph, opts onnxexp.Options) (*memory.Result, []*ir.Node, error) {
+func simulateLowered(g *ir.Graph, opts onnxexp.Options, mo memory.Options) (*memory.Result, []*ir.Node, error) {
 	opts.RuntimeOrder = Order
 	nodes, err := onnxexp.Written(g, opts)
 	if err != nil {
@@ -70,7 +91,7 @@ func simulateLowered(g *ir.Graph, opts onnxexp.Options) (*memory.Result, []*ir.N
 	if err != nil {
 		return nil, nil, err
 	}
-	r, err := memory.Simulate(lw.Graph, lw.Graph.Nodes, Memory())
+	r, err := memory.Simulate(lw.Graph, lw.Graph.Nodes, mo)
 	if err != nil {
 		return nil, nil, err
 	}

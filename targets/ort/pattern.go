@@ -3,7 +3,6 @@ package ort
 import (
 	"math"
 
-	"github.com/remat-compile/remat/ir"
 	"github.com/remat-compile/remat/passes/memory"
 )
 
@@ -12,27 +11,12 @@ import (
 // session's second and later runs (memory.Options.Pattern), whose
 // activations other than the graph outputs live in one block laid out by
 // PatternBlock and taken from the arena before the first kernel. The first
-// run is Memory's; a session peaks at the larger of the two (DefaultPeak).
+// run is Memory's; a session peaks at the larger of the two
+// (DefaultSessionPeak).
 func DefaultMemory() memory.Options {
 	o := Memory()
 	o.Pattern = PatternBlock
 	return o
-}
-
-// DefaultPeak is the activation peak of a session that runs g in the
-// order seq under ONNX Runtime's default options, over its runs: the
-// larger of the first run's peak (Memory: no pattern yet) and the later
-// runs' (DefaultMemory).
-func DefaultPeak(g *ir.Graph, seq []*ir.Node) (first, later int64, err error) {
-	r1, err := memory.Simulate(g, seq, Memory())
-	if err != nil {
-		return 0, 0, err
-	}
-	r2, err := memory.Simulate(g, seq, DefaultMemory())
-	if err != nil {
-		return 0, 0, err
-	}
-	return r1.PeakBytes, r2.PeakBytes, nil
 }
 
 // PatternBlock returns the bytes of the block that ONNX Runtime 1.30's

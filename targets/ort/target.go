@@ -7,7 +7,9 @@
 //
 // Every prediction is for the settings verify measures with (research
 // note ort-execution.md, Q3): arena on, memory pattern off, one intra-op
-// thread, sequential executor, level "disabled". A float16 graph is
+// thread, sequential executor, level "disabled"; Placement's
+// DefaultPeakBytes is for ORT's default options (the memory pattern on,
+// DefaultMemory), which verify measures as well. A float16 graph is
 // predicted as the graph ORT runs for it (Lower: float32 kernels behind
 // inserted Casts).
 package ort
@@ -56,11 +58,29 @@ func (Target) Original(g *ir.Graph, ours bool) (*targets.Placement, error) {
 	if ours {
 		opts = sinksLast(g, opts)
 	}
-	peak, err := Peak(g, opts)
+	return placement(g, opts, nil)
+}
+
+// placement predicts the export of g with opts: its peak, and its peak
+// under ORT's default options (DefaultSessionPeak); ord, when not nil, is
+// the order forcing that chose opts.Order.
+func placement(g *ir.Graph, opts onnxexp.Options, ord *orderResult) (*targets.Placement, error) {
+	pl := &targets.Placement{Writing: writing(opts)}
+	if ord != nil {
+		pl.PeakBytes, pl.PlanOrderPeakBytes, pl.UnforcedPeakBytes = ord.Peak, ord.PlanPeak, ord.UnforcedPeak
+	} else {
+		peak, err := Peak(g, opts)
+		if err != nil {
+			return nil, err
+		}
+		pl.PeakBytes = peak
+	}
+	def, err := DefaultSessionPeak(g, opts)
 	if err != nil {
 		return nil, err
 	}
-	return &targets.Placement{Writing: writing(opts), PeakBytes: peak}, nil
+	pl.DefaultPeakBytes = def
+	return pl, nil
 }
 
 // Place chooses the writing of the rewritten graph g: its sinks last
@@ -71,18 +91,14 @@ func (Target) Original(g *ir.Graph, ours bool) (*targets.Placement, error) {
 func (Target) Place(g *ir.Graph, rw *remat.RewriteResult) (*targets.Placement, error) {
 	opts := sinksLast(g, exportOptions(rw))
 	if rw == nil {
-		peak, err := Peak(g, opts)
-		if err != nil {
-			return nil, err
-		}
-		return &targets.Placement{Writing: writing(opts), PeakBytes: peak}, nil
+		return placement(g, opts, nil)
 	}
 	ord, err := forceOrder(g, opts)
 	if err != nil {
 		return nil, err
 	}
 	opts.Order = ord.Constraints
-	return &targets.Placement{Writing: writing(opts), PeakBytes: ord.Peak, PlanOrderPeakBytes: ord.PlanPeak, UnforcedPeakBytes: ord.UnforcedPeak}, nil
+	return placement(g, opts, ord)
 }
 
 // Culprits places the rewritten graph g as Place does and names, sorted,
