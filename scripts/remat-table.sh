@@ -41,8 +41,8 @@ elif [ -n "${REMAT_MODELS:-}" ] && [ -f "$REMAT_MODELS" ]; then
   done < "$REMAT_MODELS"
 fi
 
-echo "| model | budget | predicted peak (B) | ORT model (B) | plan | overhead % | ORT disabled: orig → remat (B) | ORT all: orig → remat (B) | measured/predicted drop | run time ms (all) orig → remat | outputs |"
-echo "|---|---|---|---|---|---|---|---|---|---|---|"
+echo "| model | budget | predicted peak (B) | ORT model (B) | plan | overhead % | ORT disabled: orig → remat (B) | ORT all: orig → remat (B) | measured/predicted drop | ORT defaults (memory pattern on): predicted | measured disabled | measured all | run time ms (all) orig → remat | outputs |"
+echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
 for entry in "${models[@]}"; do
   path=${entry%%|*}; flags=${entry#*|}
   name=$(basename "$path" .onnx)
@@ -58,7 +58,7 @@ for entry in "${models[@]}"; do
     if ! msg=$("$work/rc" compile $train $flags -budget "$b" -time-limit "${TIME_LIMIT:-60s}" -report "$rep" -o "$out" "$path" 2>&1); then
       floor=$(echo "$msg" | grep -o 'smallest peak possible, [^(]*([^)]*)' | head -1 || true)
       [ -z "$floor" ] && floor=$(echo "$msg" | grep -o 'smallest peak any solver reached, [^;]*' | head -1 || true)
-      echo "| $name | $b | infeasible: ${floor:-$(echo "$msg" | head -1)} | - | - | - | - | - | - | - | - |"
+      echo "| $name | $b | infeasible: ${floor:-$(echo "$msg" | head -1)} | - | - | - | - | - | - | - | - | - | - | - |"
       continue
     fi
     /usr/bin/python3 -c "import onnx,sys; onnx.checker.check_model(sys.argv[1], full_check=True)" "$out"
@@ -68,15 +68,17 @@ for entry in "${models[@]}"; do
 import json, sys
 r = json.load(open(sys.argv[1])); v = json.load(open(sys.argv[2]))
 lv = {l["level"]: l for l in v["levels"]}
-def pair(l): return "%d → %d" % (l["original_model"]["peak_bytes"], l["remat_model"]["peak_bytes"])
+def pair(l, key="peak_bytes"): return "%d → %d" % (l["original_model"][key], l["remat_model"][key])
 ratio = ", ".join("%s %.0f%%" % (k, l.get("measured_over_predicted_drop_percent") or 0) for k, l in lv.items())
 same = all(o["equal"] for l in v["levels"] for o in l["outputs"])
 a = lv.get("all")
 rt = "%.2f → %.2f" % (a["original_model"]["median_run_time_ms"], a["remat_model"]["median_run_time_ms"]) if a else "-"
-print("| %s | %s | %d → %d | %d → %d | %s | %+.1f | %s | %s | %s | %s | %s%s |" % (
+print("| %s | %s | %d → %d | %d → %d | %s | %+.1f | %s | %s | %s | %d → %d | %s | %s | %s | %s%s |" % (
     sys.argv[3], sys.argv[4], r["before_peak_bytes"], r["after_peak_bytes"],
     r.get("ort_model_before_peak_bytes", 0), r.get("ort_model_after_peak_bytes", 0), r["plan_solver"], r["overhead_percent"],
-    pair(lv["disabled"]) if "disabled" in lv else "-", pair(a) if a else "-", ratio, rt,
+    pair(lv["disabled"]) if "disabled" in lv else "-", pair(a) if a else "-", ratio,
+    r.get("ort_model_default_before_peak_bytes", 0), r.get("ort_model_default_after_peak_bytes", 0),
+    pair(lv["disabled"], "default_peak_bytes") if "disabled" in lv else "-", pair(a, "default_peak_bytes") if a else "-", rt,
     "bitwise identical" if same else "DIFFER", "" if v["ok"] else " (verify: " + "; ".join(v["failures"][:2]) + ")"))
 PY
   done
