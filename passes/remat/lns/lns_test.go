@@ -183,16 +183,17 @@ func TestProgressIncumbent(t *testing.T) {
 // hint finds a cheaper plan (else the hint would be dead weight).
 func TestHint(t *testing.T) {
 	ctx := context.Background()
+	solver := lns.New(lns.Options{Patience: 2})
 	cheaper := 0
 	for seed := range uint64(2) {
 		loose, _ := layered(t, seed+1, 100, 236, 0.85)
-		hint, err := lns.Solver.Solve(ctx, loose, nil)
+		hint, err := solver.Solve(ctx, loose, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
 		p := *loose
 		p.BudgetBytes = loose.BudgetBytes * 9 / 10
-		cold, err := lns.Solver.Solve(ctx, &p, nil)
+		cold, err := solver.Solve(ctx, &p, nil)
 		if err != nil {
 			t.Fatalf("seed %d cold: %v", seed+1, err)
 		}
@@ -203,7 +204,7 @@ func TestHint(t *testing.T) {
 		hinted := p
 		hinted.Start = hint
 		last := math.Inf(1)
-		warm, err := lns.Solver.Solve(ctx, &hinted, func(pr remat.Progress) {
+		warm, err := solver.Solve(ctx, &hinted, func(pr remat.Progress) {
 			if pr.Incumbent > last*(1+1e-12) {
 				t.Errorf("seed %d: the incumbent rose from %v to %v (%s)", seed+1, last, pr.Incumbent, pr.Note)
 			}
@@ -229,7 +230,7 @@ func TestHint(t *testing.T) {
 		bad := *hint
 		bad.Ops = nil // fails Evaluate
 		hinted.Start = &bad
-		again, err := lns.Solver.Solve(ctx, &hinted, nil)
+		again, err := solver.Solve(ctx, &hinted, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
