@@ -58,13 +58,13 @@ func (Target) Original(g *ir.Graph, ours bool) (*targets.Placement, error) {
 	if ours {
 		opts = sinksLast(g, opts)
 	}
-	return placement(g, opts, nil)
+	return placement(g, opts, nil, true)
 }
 
-// placement predicts the export of g with opts: its peak, and its peak
-// under ORT's default options (DefaultSessionPeak); ord, when not nil, is
-// the order forcing that chose opts.Order.
-func placement(g *ir.Graph, opts onnxexp.Options, ord *orderResult) (*targets.Placement, error) {
+// placement predicts the export of g with opts: its peak, and with
+// defaults its peak under ORT's default options (DefaultSessionPeak); ord,
+// when not nil, is the order forcing that chose opts.Order.
+func placement(g *ir.Graph, opts onnxexp.Options, ord *orderResult, defaults bool) (*targets.Placement, error) {
 	pl := &targets.Placement{Writing: writing(opts)}
 	if ord != nil {
 		pl.PeakBytes, pl.PlanOrderPeakBytes, pl.UnforcedPeakBytes = ord.Peak, ord.PlanPeak, ord.UnforcedPeak
@@ -75,11 +75,13 @@ func placement(g *ir.Graph, opts onnxexp.Options, ord *orderResult) (*targets.Pl
 		}
 		pl.PeakBytes = peak
 	}
-	def, err := DefaultSessionPeak(g, opts)
-	if err != nil {
-		return nil, err
+	if defaults {
+		def, err := DefaultSessionPeak(g, opts)
+		if err != nil {
+			return nil, err
+		}
+		pl.DefaultPeakBytes = def
 	}
-	pl.DefaultPeakBytes = def
 	return pl, nil
 }
 
@@ -89,16 +91,22 @@ func placement(g *ir.Graph, opts onnxexp.Options, ord *orderResult) (*targets.Pl
 // that bring ORT's order closer to the plan's where that lowers the
 // predicted peak (forceOrder).
 func (Target) Place(g *ir.Graph, rw *remat.RewriteResult) (*targets.Placement, error) {
+	return place(g, rw, true)
+}
+
+// place is Place, with the peak under ORT's default options when
+// defaults is set.
+func place(g *ir.Graph, rw *remat.RewriteResult, defaults bool) (*targets.Placement, error) {
 	opts := sinksLast(g, exportOptions(rw))
 	if rw == nil {
-		return placement(g, opts, nil)
+		return placement(g, opts, nil, defaults)
 	}
 	ord, err := forceOrder(g, opts)
 	if err != nil {
 		return nil, err
 	}
 	opts.Order = ord.Constraints
-	return placement(g, opts, ord)
+	return placement(g, opts, ord, defaults)
 }
 
 // Culprits places the rewritten graph g as Place does and names, sorted,
@@ -106,7 +114,7 @@ func (Target) Place(g *ir.Graph, rw *remat.RewriteResult) (*targets.Placement, e
 // at the peak of ORT's allocator (heldAtPeak), with that peak. The
 // pipeline's refinement keeps them and solves again.
 func (t Target) Culprits(g *ir.Graph, rw *remat.RewriteResult) (int64, []string, error) {
-	pl, err := t.Place(g, rw)
+	pl, err := place(g, rw, false)
 	if err != nil {
 		return 0, nil, err
 	}
