@@ -388,8 +388,9 @@ func (r *run) rounds(workers []*worker, best *solution, lb float64, seed uint64,
 }
 
 // reportCheaper reports sol when it is cheaper than every plan reported
-// so far, so that the incumbent of the progress reports never rises
-// while the search from the hint walks above the first search's plan.
+// so far: a worker's plan mid-round (improved), and the rounds from the
+// hint, which may walk above the first search's plan without the
+// incumbent of the progress reports rising.
 func (r *run) reportCheaper(sol *solution, note string) {
 	if r.progress == nil {
 		return
@@ -402,17 +403,13 @@ func (r *run) reportCheaper(sol *solution, note string) {
 }
 
 // improved reports a plan that a worker found in the middle of a round
-// when it is cheaper than every plan reported so far: the round's best,
-// which the search keeps, is at least as cheap, so a progress report says
-// as soon as a plan of that cost exists (the plans do not depend on it).
+// when it is cheaper than every plan reported so far (reportCheaper): the
+// round's best, which the search keeps, is at least as cheap, so a
+// progress report says as soon as a plan of that cost exists (the plans do
+// not depend on it).
 func (r *run) improved(sol *solution, round int) {
-	if r.progress == nil {
-		return
-	}
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if sol.extra < r.reported-1e-9*math.Max(1, math.Abs(r.reported)) {
-		r.emit(sol, fmt.Sprintf("round %d: %d recomputations", round+1, sol.nRec))
+	if r.progress != nil {
+		r.reportCheaper(sol, fmt.Sprintf("round %d: %d recomputations", round+1, sol.nRec))
 	}
 }
 
