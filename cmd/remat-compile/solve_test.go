@@ -79,7 +79,7 @@ func TestSolve(t *testing.T) {
 // prints the published numbers beside them; a graph from a node-link
 // file is benchmarked like any other.
 func TestBenchPeers(t *testing.T) {
-	code, stdout, stderr := run(t, "bench", "-peers", "-time-limit", "2s", "G1")
+	code, stdout, stderr := run(t, "bench", "-peers", "-time-limit", "1s", "G1")
 	if code != exitOK {
 		t.Fatalf("exit %d: %s%s", code, stdout, stderr)
 	}
