@@ -73,20 +73,28 @@ func runVerify(ctx context.Context, o *verifyOptions, origPath, rematPath string
 	if err != nil {
 		return err
 	}
-	if o.json {
+	return finishVerify(st, o.json, r, func() error { return printVerify(st, r) }, r.PlacementNote, r.Failures)
+}
+
+// finishVerify ends the verify command for report r (ONNX Runtime's or
+// TensorFlow.js's): it prints r as JSON with -json, else through print,
+// says the placement note on stderr, and returns the failed checks as the
+// command's error.
+func finishVerify(st *Streams, asJSON bool, r any, print func() error, note string, failures []string) error {
+	if asJSON {
 		enc := json.NewEncoder(st.Out)
 		enc.SetIndent("", "  ")
 		if err := enc.Encode(r); err != nil {
 			return err
 		}
-	} else if err := printVerify(st, r); err != nil {
+	} else if err := print(); err != nil {
 		return err
 	}
-	if r.PlacementNote != "" {
-		fmt.Fprintf(st.Err, "remat-compile verify: %s\n", r.PlacementNote)
+	if note != "" {
+		fmt.Fprintf(st.Err, "remat-compile verify: %s\n", note)
 	}
-	if !r.OK {
-		return fmt.Errorf("remat-compile verify: %d check(s) failed:\n  %s", len(r.Failures), strings.Join(r.Failures, "\n  "))
+	if len(failures) > 0 {
+		return fmt.Errorf("remat-compile verify: %d check(s) failed:\n  %s", len(failures), strings.Join(failures, "\n  "))
 	}
 	return nil
 }

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"strings"
 
@@ -34,22 +33,7 @@ func runVerifyTF(ctx context.Context, o *verifyOptions, origPath, rematPath stri
 	if err != nil {
 		return err
 	}
-	if o.json {
-		enc := json.NewEncoder(st.Out)
-		enc.SetIndent("", "  ")
-		if err := enc.Encode(r); err != nil {
-			return err
-		}
-	} else if err := printVerifyTF(st, r); err != nil {
-		return err
-	}
-	if r.PlacementNote != "" {
-		fmt.Fprintf(st.Err, "remat-compile verify: %s\n", r.PlacementNote)
-	}
-	if !r.OK {
-		return fmt.Errorf("remat-compile verify: %d check(s) failed:\n  %s", len(r.Failures), strings.Join(r.Failures, "\n  "))
-	}
-	return nil
+	return finishVerify(st, o.json, r, func() error { return printVerifyTF(st, r) }, r.PlacementNote, r.Failures)
 }
 
 func printVerifyTF(st *Streams, r *verify.TFReport) error {
