@@ -162,7 +162,8 @@ func TestHTMLInBrowser(t *testing.T) {
 		}
 	}
 	for _, f := range []string{"budget_bytes", "before_peak_bytes", "after_peak_bytes", "peak_floor_bytes",
-		"ort_model_before_peak_bytes", "ort_model_after_peak_bytes", "measured.original.peak_bytes", "measured.rewrite.peak_bytes"} {
+		"ort_model_before_peak_bytes", "ort_model_after_peak_bytes", "ort_model_default_before_peak_bytes", "ort_model_default_after_peak_bytes",
+		"measured.original.peak_bytes", "measured.rewrite.peak_bytes"} {
 		got, ok := shown[f]
 		if want := field(f); !ok || got != want {
 			t.Errorf("the page shows %s = %d (shown: %v), the JSON report has %d", f, got, ok, want)

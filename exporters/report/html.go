@@ -187,6 +187,10 @@ func (h *htmlWriter) summary() {
 		h.p("<tr><td>peak</td><td class=\"num\">%s</td><td class=\"num\">%s</td><td>%s</td><td>%s</td></tr>\n",
 			h.bytesSpan("ort_model_before_peak_bytes", r.ORTBeforePeakBytes), h.bytesSpan("ort_model_after_peak_bytes", r.ORTAfterPeakBytes), esc(r.Target), srcTag(SourcePredicted))
 	}
+	if r.ORTDefaultBeforePeakBytes > 0 {
+		h.p("<tr><td>peak</td><td class=\"num\">%s</td><td class=\"num\">%s</td><td>%s under its default options (memory pattern on), over a session's runs</td><td>%s</td></tr>\n",
+			h.bytesSpan("ort_model_default_before_peak_bytes", r.ORTDefaultBeforePeakBytes), h.bytesSpan("ort_model_default_after_peak_bytes", r.ORTDefaultAfterPeakBytes), esc(r.Target), srcTag(SourcePredicted))
+	}
 	if m := r.Measured; m != nil {
 		h.p("<tr><td>peak</td><td class=\"num\">%s</td><td class=\"num\">%s</td><td>%s, level %s</td><td>%s</td></tr>\n",
 			h.bytesSpan("measured.original.peak_bytes", m.Original.PeakBytes), h.bytesSpan("measured.rewrite.peak_bytes", m.Rewrite.PeakBytes), esc(m.Runtime), esc(m.Level), srcTag(SourceMeasured))

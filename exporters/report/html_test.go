@@ -21,7 +21,7 @@ func sample() *report.Compile {
 		Solver: "auto", PlanSolver: "lns", Budget: "70%", BudgetBytes: 700, Target: "ort",
 		TargetModel: "ONNX Runtime", MemoryModel: report.LivenessModel,
 		BeforePeakBytes: 1000, AfterPeakBytes: 640, PeakReductionPercent: 36,
-		ORTBeforePeakBytes: 1024, ORTAfterPeakBytes: 768,
+		ORTBeforePeakBytes: 1024, ORTAfterPeakBytes: 768, ORTDefaultBeforePeakBytes: 2048, ORTDefaultAfterPeakBytes: 1536,
 		BaseComputeSeconds: 1e-3, PlanComputeSeconds: 1.2e-3, OverheadSeconds: 2e-4, OverheadPercent: 20,
 		Recomputations: 2, RecomputedNodes: 1, CostSources: map[string]int{"datasheet": 4},
 		CostSecondsBySource: map[string]float64{"datasheet": 1e-3},
@@ -108,6 +108,7 @@ func TestWriteHTMLNumbers(t *testing.T) {
 	for field, want := range map[string]int64{
 		"budget_bytes": 700, "before_peak_bytes": 1000, "after_peak_bytes": 640,
 		"ort_model_before_peak_bytes": 1024, "ort_model_after_peak_bytes": 768,
+		"ort_model_default_before_peak_bytes": 2048, "ort_model_default_after_peak_bytes": 1536,
 		"measured.original.peak_bytes": 1024, "measured.rewrite.peak_bytes": 768,
 	} {
 		if got[field] != fmt.Sprint(want) {

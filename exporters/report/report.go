@@ -13,7 +13,10 @@
 // activations allocated when computed and freed after their last use) and
 // the target's model of its runtime's allocator (target, and for ONNX
 // Runtime the ort_model_* fields: planner reuse, views, in-place ops, the
-// arena, in the order the runtime runs the written model). nodes lists
+// arena, in the order the runtime runs the written model; the
+// ort_model_default_* ones under ORT's default options, where the memory
+// pattern holds the activations in one block from a session's second run
+// on). nodes lists
 // every node of the graph the plan was made for with its decision (kept,
 // recomputed, or tiled: a node tiling created, with its region) and why;
 // tiling, when the fit tiled, lists the regions and the budget they met
