@@ -126,7 +126,7 @@ func runInspect(ctx context.Context, o *inspectOptions, path string, st *Streams
 		if f.TiledBytes > 0 {
 			fmt.Fprintf(w, "  tiled\t%s\tat %s, from %s under the %s memory model, %d region(s)\n", formatBytes(f.TiledBytes), f.TiledNode, formatBytes(f.TargetBytes), r.MemoryModel, len(f.Regions))
 			for _, g := range f.Regions {
-				fmt.Fprintf(w, "    region\t%d nodes %s … %s\t%d bands, halo rows %v, %+.1f%% compute\n", len(g.Nodes), g.Nodes[0], g.Nodes[len(g.Nodes)-1], g.Bands, g.Halo, g.ExtraPercent)
+				fmt.Fprintf(w, "    region\t%d nodes %s … %s\t%s, halo rows %v, %+.1f%% compute\n", len(g.Nodes), g.Nodes[0], g.Nodes[len(g.Nodes)-1], g.Split(), g.Halo, g.ExtraPercent)
 			}
 		}
 		if f.Note != "" {

@@ -231,10 +231,10 @@ func (h *htmlWriter) tiling() {
 	h.p("<h2 id=\"tiling\">Tiling</h2>\n<p>Recomputation alone cannot go below the largest single-node working set, so the fit split %d region(s) of spatially local ops into bands that read their rows plus a halo and recompute the halo rows; it brings the %s peak from %s to %s within a budget of %s, for %s more compute (%s). The nodes the bands consist of are marked <span class=\"tiled\">tiled</span> below.</p>\n",
 		len(t.Regions), esc(h.r.Target), h.bytesSpan("tiling.peak_before_bytes", t.PeakBeforeBytes), h.bytesSpan("tiling.peak_after_bytes", t.PeakAfterBytes),
 		h.bytesSpan("tiling.budget_bytes", t.BudgetBytes), pctSpan("tiling.extra_compute_percent", t.ExtraPercent), srcTag(SourcePredicted))
-	h.p("<table class=\"tiling\">\n<tr><th>region</th><th>nodes</th><th class=\"num\">bands</th><th>axis</th><th>halo rows per band</th><th class=\"num\">peak before</th><th class=\"num\">peak after</th><th class=\"num\">extra compute</th></tr>\n")
+	h.p("<table class=\"tiling\">\n<tr><th>region</th><th>nodes</th><th>split</th><th>axis</th><th>halo rows per band</th><th class=\"num\">peak before</th><th class=\"num\">peak after</th><th class=\"num\">extra compute</th></tr>\n")
 	for k, g := range t.Regions {
-		h.p("<tr><td>%d</td><td><code>%s</code> … <code>%s</code> (%d)</td><td class=\"num\">%d</td><td>%d</td><td>%v</td><td class=\"num\">%s</td><td class=\"num\">%s</td><td class=\"num\">%s (%.1f%%)</td></tr>\n",
-			k+1, esc(g.FirstNode), esc(g.LastNode), g.Nodes, g.Bands, g.Axis, g.HaloRows, formatBytes(g.PeakBeforeBytes), formatBytes(g.PeakAfterBytes), FormatSeconds(g.ExtraSeconds), g.ExtraPercent)
+		h.p("<tr><td>%d</td><td><code>%s</code> … <code>%s</code> (%d)</td><td>%s</td><td>%s</td><td>%v</td><td class=\"num\">%s</td><td class=\"num\">%s</td><td class=\"num\">%s (%.1f%%)</td></tr>\n",
+			k+1, esc(g.FirstNode), esc(g.LastNode), g.Nodes, g.Split(), g.axes(), g.HaloRows, formatBytes(g.PeakBeforeBytes), formatBytes(g.PeakAfterBytes), FormatSeconds(g.ExtraSeconds), g.ExtraPercent)
 	}
 	h.p("</table>\n")
 }

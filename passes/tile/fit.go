@@ -30,6 +30,10 @@ type Options struct {
 	Runtime *Runtime
 	// Axis is the spatial axis bands split: 2 (rows, the default) or 3.
 	Axis int
+	// GridAxis is the other spatial axis: Fit may split each band of a
+	// region again along it, into a grid of tiles. 0 means 3 when Axis is
+	// 2 and 2 when Axis is 3; -1 turns grids off.
+	GridAxis int
 	// MaxBands bounds the bands of one region (default 32).
 	MaxBands int
 	// MaxExtra bounds the extra compute, as a fraction of the graph's
@@ -58,13 +62,16 @@ type Result struct {
 type RegionReport struct {
 	// Nodes names the region's nodes; Bands, Axis, Input, Reads and Halo
 	// are Tiled's; Concat and Kept the region outputs concatenated from
-	// the bands and those its bands recompute (Split.Keep).
-	Nodes        []string
-	Bands, Axis  int
-	Input        string
-	Reads        [][2]int64
-	Halo         []int64
-	Concat, Kept []string
+	// the bands and those its bands recompute (Split.Keep). Cols, when
+	// above 1, is the tiles each band was split into again along GridAxis
+	// (a Bands × Cols grid).
+	Nodes          []string
+	Bands, Axis    int
+	Cols, GridAxis int
+	Input          string
+	Reads          [][2]int64
+	Halo           []int64
+	Concat, Kept   []string
 	// Added names the nodes the rewrite created (band copies, Slices and
 	// Concats; Tiled.Added).
 	Added []string
@@ -75,6 +82,23 @@ type RegionReport struct {
 	PeakBefore, PeakAfter int64
 	ExtraCost             float64
 	ExtraPercent          float64
+}
+
+// Split says how the region was cut: "4 bands", or "2×3 grid" for 2
+// bands of 3 tiles each.
+func (r RegionReport) Split() string {
+	if r.Cols > 1 {
+		return fmt.Sprintf("%d×%d grid", r.Bands, r.Cols)
+	}
+	return fmt.Sprintf("%d bands", r.Bands)
+}
+
+// axes is the axis the bands split, and the grid's after it.
+func (r RegionReport) axes() string {
+	if r.Cols > 1 {
+		return fmt.Sprintf("%d, %d", r.Axis, r.GridAxis)
+	}
+	return fmt.Sprint(r.Axis)
 }
 
 // BudgetError is returned, with the Result, when Fit cannot bring the peak
@@ -98,7 +122,13 @@ var bandChoices = []int{2, 3, 4, 6, 8, 12, 16, 24, 32}
 // current peak, grown along the spatially local ops around them (up
 // through a region input to its producer, recomputing it band-wise when
 // others read it too; down through a region output to its readers), and
-// each is tried with every band count. Among the candidates that bring the
+// each is tried with every band count, and with grids: bands split again
+// into tiles along GridAxis (each band a region of its own, Apply on
+// Tiled.BandNodes), which go where bands alone cannot because a band of
+// few rows still holds a whole row of the image, and because ONNX
+// Runtime's planner chains the buffers of bands of one size (see
+// DistinctCuts), and a grid needs fewer distinct extents per axis for as
+// many tiles: the largest tile is closer to the mean. Among the candidates that bring the
 // peak under the budget Fit takes the cheapest; when none does, the
 // cheapest of those within 2% of the lowest peak. It stops when no
 // candidate lowers the peak.
@@ -130,6 +160,16 @@ func newFitter(g *ir.Graph, opts Options) (*fitter, error) {
 	}
 	if opts.Axis < 2 {
 		return nil, fmt.Errorf("tile: axis %d is not spatial", opts.Axis)
+	}
+	if opts.GridAxis == 0 {
+		switch opts.Axis {
+		case 2:
+			opts.GridAxis = 3
+		case 3:
+			opts.GridAxis = 2
+		default:
+			opts.GridAxis = -1
+		}
 	}
 	if opts.MaxBands == 0 {
 		opts.MaxBands = 32
@@ -201,6 +241,8 @@ func (c candidate) key() string {
 type step struct {
 	cand  candidate
 	bands int
+	// cols, above 1, splits each band again along the grid axis.
+	cols int
 }
 
 // state is a plan applied to a copy of the original graph.
@@ -261,53 +303,107 @@ func (f *fitter) extend(cur *state, s step) (*state, bool) {
 // apply or breaks the runtime's rules.
 func (f *fitter) apply(st *state, s step) bool {
 	cg := st.g
-	region := Region{Axis: f.opts.Axis}
+	var nodes []*ir.Node
 	for _, i := range s.cand.nodes {
 		if st.node[i] == nil {
 			return false
 		}
-		region.Nodes = append(region.Nodes, st.node[i])
+		nodes = append(nodes, st.node[i])
 	}
-	split := Split{Bands: s.bands, Distinct: true}
+	var keep []*ir.Value
 	for _, i := range s.cand.keep {
-		split.Keep = append(split.Keep, st.node[i].Outputs[0])
+		keep = append(keep, st.node[i].Outputs[0])
 	}
-	var check func(*ir.Graph, *Tiled) error
-	if f.opts.Runtime != nil && f.opts.Runtime.Check != nil {
-		check = f.opts.Runtime.Check(cg)
-	}
-	tl, err := Apply(cg, region, split)
-	if err == nil && check != nil {
-		err = check(cg, tl)
-	}
+	tl, inner, err := f.applyStep(cg, nodes, keep, s)
 	if err != nil {
 		if f.debug != nil {
 			f.debug(err)
 		}
 		return false
 	}
-	for o, cs := range tl.Copies {
-		for _, c := range cs {
-			st.orig[c] = st.orig[o]
+	for _, t := range append([]*Tiled{tl}, inner...) {
+		for o, cs := range t.Copies {
+			for _, c := range cs {
+				st.orig[c] = st.orig[o]
+			}
 		}
-	}
-	for _, n := range tl.Added {
-		if _, ok := st.orig[n]; !ok {
-			st.orig[n] = -1
+		for _, n := range t.Added {
+			if _, ok := st.orig[n]; !ok {
+				st.orig[n] = -1
+			}
 		}
 	}
 	present := make(map[*ir.Node]bool, len(cg.Nodes))
 	for _, n := range cg.Nodes {
 		present[n] = true
 	}
-	for _, n := range region.Nodes {
+	for _, n := range nodes {
 		if !present[n] {
 			st.node[st.orig[n]] = nil
 		}
 	}
 	st.plan = append(st.plan, s)
-	st.tiled = append(st.tiled, tl)
+	st.tiled = append(st.tiled, gridTiled(tl, inner, present))
 	return true
+}
+
+// applyStep rewrites the region of nodes (with the values keep) in g
+// into s.bands bands, each split again into s.cols tiles along the grid
+// axis when s.cols > 1, checking each rewrite against the runtime's
+// rules. It returns the bands' rewrite and the tiles' (one per band).
+func (f *fitter) applyStep(g *ir.Graph, nodes []*ir.Node, keep []*ir.Value, s step) (*Tiled, []*Tiled, error) {
+	tl, err := f.applyChecked(g, Region{Nodes: nodes, Axis: f.opts.Axis}, Split{Bands: s.bands, Distinct: true, Keep: keep})
+	if err != nil || s.cols < 2 {
+		return tl, nil, err
+	}
+	var inner []*Tiled
+	for _, band := range tl.BandNodes {
+		t, err := f.applyChecked(g, Region{Nodes: band, Axis: f.opts.GridAxis}, Split{Bands: s.cols, Distinct: true})
+		if err != nil {
+			return nil, nil, fmt.Errorf("a band split into %d tiles: %w", s.cols, err)
+		}
+		inner = append(inner, t)
+	}
+	return tl, inner, nil
+}
+
+// applyChecked is Apply followed by the runtime's check.
+func (f *fitter) applyChecked(g *ir.Graph, r Region, s Split) (*Tiled, error) {
+	var check func(*ir.Graph, *Tiled) error
+	if f.opts.Runtime != nil && f.opts.Runtime.Check != nil {
+		check = f.opts.Runtime.Check(g)
+	}
+	tl, err := Apply(g, r, s)
+	if err == nil && check != nil {
+		err = check(g, tl)
+	}
+	return tl, err
+}
+
+// gridTiled folds the tiles' rewrites into the bands' for a report: the
+// nodes added are those still in the graph (present) of either rewrite.
+func gridTiled(tl *Tiled, inner []*Tiled, present map[*ir.Node]bool) *Tiled {
+	if len(inner) == 0 {
+		return tl
+	}
+	out := *tl
+	out.Added = nil
+	for _, t := range append([]*Tiled{tl}, inner...) {
+		for _, n := range t.Added {
+			if present[n] {
+				out.Added = append(out.Added, n)
+			}
+		}
+	}
+	return &out
+}
+
+// gridAxis is the axis s splits its bands along, 0 for no grid.
+func (f *fitter) gridAxis(s step) int {
+	if s.cols < 2 {
+		return 0
+	}
+	return f.opts.GridAxis
 }
 
 // simulate fills st's peak, order and cost.
@@ -348,7 +444,7 @@ func (f *fitter) run() (*Result, error) {
 			return nil, errors.New("tile: internal error: a plan prefix does not rebuild")
 		}
 		tl := after.tiled[k]
-		rep := RegionReport{Nodes: tl.Nodes, Bands: s.bands, Axis: tl.Axis, Input: tl.Input, Reads: tl.Reads, Halo: tl.Halo,
+		rep := RegionReport{Nodes: tl.Nodes, Bands: s.bands, Axis: tl.Axis, Cols: s.cols, GridAxis: f.gridAxis(s), Input: tl.Input, Reads: tl.Reads, Halo: tl.Halo,
 			Concat: tl.Concat, Kept: tl.Kept, PeakBefore: prev.peak.PeakBytes, PeakAfter: after.peak.PeakBytes, ExtraCost: after.cost - prev.cost}
 		for _, n := range tl.Added {
 			rep.Added = append(rep.Added, n.Name)
@@ -361,15 +457,15 @@ func (f *fitter) run() (*Result, error) {
 	}
 	nodes := slices.Clone(f.g.Nodes)
 	for _, s := range cur.plan {
-		region := Region{Axis: f.opts.Axis}
+		var region []*ir.Node
+		var keep []*ir.Value
 		for _, i := range s.cand.nodes {
-			region.Nodes = append(region.Nodes, nodes[i])
+			region = append(region, nodes[i])
 		}
-		split := Split{Bands: s.bands, Distinct: true}
 		for _, i := range s.cand.keep {
-			split.Keep = append(split.Keep, nodes[i].Outputs[0])
+			keep = append(keep, nodes[i].Outputs[0])
 		}
-		if _, err := Apply(f.g, region, split); err != nil {
+		if _, _, err := f.applyStep(f.g, region, keep, s); err != nil {
 			return nil, fmt.Errorf("tile: internal error: a region that applied to a copy fails on the graph: %w", err)
 		}
 	}
@@ -409,14 +505,14 @@ func (f *fitter) choose(cur *state, res *Result) *state {
 			inPlan[i] = true
 		}
 	}
-	// Every region of the plan at every other band count.
+	// Every region of the plan at every other split.
 	for k, st := range cur.plan {
-		for _, p := range bandChoices {
-			if p > f.opts.MaxBands || p == st.bands {
+		for _, sp := range f.splits(bandChoices) {
+			if sp == [2]int{st.bands, st.cols} {
 				continue
 			}
 			plan := slices.Clone(cur.plan)
-			plan[k].bands = p
+			plan[k].bands, plan[k].cols = sp[0], sp[1]
 			res.Evaluated++
 			if s, ok := f.build(plan); ok {
 				consider(s)
@@ -436,7 +532,7 @@ func (f *fitter) choose(cur *state, res *Result) *state {
 			if p > f.opts.MaxBands {
 				continue
 			}
-			if s, ok := f.trial(cur, inPlan, c, p, res); ok {
+			if s, ok := f.trial(cur, inPlan, c, p, 0, res); ok {
 				consider(s)
 				sc = max(sc, f.score(cur, s))
 			}
@@ -458,9 +554,9 @@ func (f *fitter) choose(cur *state, res *Result) *state {
 		if i == refineCandidates {
 			break
 		}
-		for _, p := range bandChoices {
-			if p <= f.opts.MaxBands && !slices.Contains(screenBands, p) {
-				if s, ok := f.trial(cur, inPlan, r.c, p, res); ok {
+		for _, sp := range f.splits(bandChoices) {
+			if sp[1] > 0 || !slices.Contains(screenBands, sp[0]) {
+				if s, ok := f.trial(cur, inPlan, r.c, sp[0], sp[1], res); ok {
 					consider(s)
 				}
 			}
@@ -481,17 +577,40 @@ func (f *fitter) score(cur, s *state) float64 {
 // trial builds cur's plan with candidate c at p bands: c merged with the
 // regions it overlaps (inPlan holds their nodes), or added to a copy of
 // cur's graph when it overlaps none.
-func (f *fitter) trial(cur *state, inPlan map[int]bool, c candidate, p int, res *Result) (*state, bool) {
+func (f *fitter) trial(cur *state, inPlan map[int]bool, c candidate, p, q int, res *Result) (*state, bool) {
 	res.Evaluated++
 	for _, i := range c.nodes {
 		if inPlan[i] {
 			plan := merge(cur.plan, c)
-			plan[len(plan)-1].bands = p
+			plan[len(plan)-1].bands, plan[len(plan)-1].cols = p, q
 			return f.build(plan)
 		}
 	}
-	return f.extend(cur, step{cand: c, bands: p})
+	return f.extend(cur, step{cand: c, bands: p, cols: q})
 }
+
+// splits lists the splits of a region Fit tries: each band count of
+// bands within MaxBands, then the grids of gridChoices (band count and
+// tiles per band) when the grid axis is on.
+func (f *fitter) splits(bands []int) [][2]int {
+	var out [][2]int
+	for _, p := range bands {
+		if p <= f.opts.MaxBands {
+			out = append(out, [2]int{p, 0})
+		}
+	}
+	if f.opts.GridAxis > 0 {
+		for _, g := range gridChoices {
+			if g[0]*g[1] <= f.opts.MaxBands {
+				out = append(out, g)
+			}
+		}
+	}
+	return out
+}
+
+// gridChoices are the grids Fit tries: bands × tiles per band.
+var gridChoices = [][2]int{{2, 2}, {3, 2}, {2, 3}, {4, 2}, {2, 4}, {3, 3}, {4, 3}, {3, 4}, {6, 2}, {2, 6}, {4, 4}, {6, 3}, {8, 2}, {2, 8}, {8, 4}, {4, 8}}
 
 // screenBands are the band counts every candidate is tried with;
 // refineCandidates of the best are then tried with every count.

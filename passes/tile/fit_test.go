@@ -17,10 +17,13 @@ import (
 // stem builds an image stem whose peak is its first, full-resolution
 // layers: conv 3×3 to 32 channels, Relu, conv 3×3 stride 2, Relu, conv
 // 3×3 stride 2, Relu, a 1×1 conv, then a global pool (which reads its
-// input whole).
-func stem(t testing.TB) *ir.Graph {
+// input whole), on a 96×96 image.
+func stem(t testing.TB) *ir.Graph { return stemOf(t, 96, 96) }
+
+// stemOf is the stem on an h×w image.
+func stemOf(t testing.TB, h, w int64) *ir.Graph {
 	b := newGB(t, 9, 17)
-	x := b.input(1, 3, 96, 96)
+	x := b.input(1, 3, h, w)
 	y := b.op("Relu", []*ir.Value{b.conv(x, 32, 3, 1, 1, [4]int64{1, 1, 1, 1}, 1)})
 	y = b.op("Relu", []*ir.Value{b.conv(y, 32, 3, 2, 1, [4]int64{1, 1, 1, 1}, 1)})
 	y = b.op("Relu", []*ir.Value{b.conv(y, 16, 3, 2, 1, [4]int64{1, 1, 1, 1}, 1)})
@@ -147,4 +150,41 @@ func TestPass(t *testing.T) {
 	if !strings.Contains(st.Diagnostics[0].Message, "bands along axis 2") {
 		t.Errorf("note %q", st.Diagnostics[0].Message)
 	}
+}
+
+// TestFitGrid: at the lowest peak Fit can reach (budget 0) on the stem of
+// a wide image, whose few rows limit the bands, a grid (bands split again
+// along the columns) goes below what bands alone reach, and the grid's
+// rewrite gives the untiled graph's outputs bitwise in ONNX Runtime.
+func TestFitGrid(t *testing.T) {
+	requireORT(t)
+	bandsOnly := stemOf(t, 8, 512)
+	rb, err := Fit(bandsOnly, Options{Memory: ort.Memory(), Runtime: &ORT, GridAxis: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := stemOf(t, 8, 512)
+	orig := cloneGraph(g)
+	rg, err := Fit(g, Options{Memory: ort.Memory(), Runtime: &ORT})
+	if err != nil {
+		t.Fatal(err)
+	}
+	grids := 0
+	for _, r := range rg.Regions {
+		if r.Cols > 1 {
+			grids++
+			if r.GridAxis != 3 || r.Split() != fmt.Sprintf("%d×%d grid", r.Bands, r.Cols) {
+				t.Errorf("grid region %+v", r)
+			}
+		}
+	}
+	t.Logf("lowest peak: bands only %d bytes (%d regions), with grids %d bytes (%d regions, %d grids)", rb.PeakAfter, len(rb.Regions), rg.PeakAfter, len(rg.Regions), grids)
+	if grids == 0 || rg.PeakAfter >= rb.PeakAfter {
+		t.Fatalf("grids do not lower the stem's lowest peak: %d with, %d without", rg.PeakAfter, rb.PeakAfter)
+	}
+	checkTypes(t, g)
+	if p := peakOf(t, g); p != rg.PeakAfter {
+		t.Errorf("the result says peak %d, the graph has %d", rg.PeakAfter, p)
+	}
+	runBoth(t, orig, g, "the stem tiled by Fit with grids")
 }

@@ -27,8 +27,8 @@ func NewPass(opts Options, report func(*Result)) *passes.Pass {
 				return false, err
 			}
 			for _, r := range res.Regions {
-				st.Report(ir.Pos{}, passes.Note, "tiled %d nodes (%s … %s) into %d bands along axis %d: peak %d → %d bytes, %+.1f%% compute",
-					len(r.Nodes), r.Nodes[0], r.Nodes[len(r.Nodes)-1], r.Bands, r.Axis, r.PeakBefore, r.PeakAfter, r.ExtraPercent)
+				st.Report(ir.Pos{}, passes.Note, "tiled %d nodes (%s … %s) into %s along axis %s: peak %d → %d bytes, %+.1f%% compute",
+					len(r.Nodes), r.Nodes[0], r.Nodes[len(r.Nodes)-1], r.Split(), r.axes(), r.PeakBefore, r.PeakAfter, r.ExtraPercent)
 			}
 			if be != nil {
 				st.Report(ir.Pos{}, passes.Warning, "%v", fmt.Sprint(be))
