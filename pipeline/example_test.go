@@ -75,5 +75,5 @@ func ExampleModel_Inspect() {
 	//   live at the peak: block2.expand.bn 520 KiB
 	//   live at the peak: block2.expand 432 KiB
 	// single-node floor 864 KiB at block2.expand.bn
-	// tiled floor 300 KiB at block3.dw_t3_2
+	// tiled floor 334 KiB at block2.dw_t2_2_t1
 }

@@ -610,7 +610,7 @@ func (f *fitter) splits(bands []int) [][2]int {
 }
 
 // gridChoices are the grids Fit tries: bands × tiles per band.
-var gridChoices = [][2]int{{2, 2}, {3, 2}, {2, 3}, {4, 2}, {2, 4}, {3, 3}, {4, 3}, {3, 4}, {6, 2}, {2, 6}, {4, 4}, {6, 3}, {8, 2}, {2, 8}, {8, 4}, {4, 8}}
+var gridChoices = [][2]int{{2, 2}, {3, 2}, {4, 2}, {2, 3}, {3, 3}, {4, 3}, {6, 2}, {6, 3}, {4, 4}, {8, 2}, {8, 3}, {8, 4}}
 
 // screenBands are the band counts every candidate is tried with;
 // refineCandidates of the best are then tried with every count.
