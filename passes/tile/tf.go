@@ -83,9 +83,9 @@ func (b *builder) concatTF(v *ir.Value, pieces []*ir.Value, axis int) {
 	name, node := v.Name, v.Def.Name
 	v.Name = b.unique(name + "_untiled")
 	v.Def.Name = b.unique(node + "_untiled")
-	b.names[name], b.names[node] = false, false
 	ins := append(slices.Clone(pieces), b.int32s(nil, int64(axis)))
-	c := b.node("ConcatV2", node, ins, name, v.Type.Clone())
+	c := b.node("ConcatV2", node+"_concat", ins, name+"_concat", v.Type.Clone())
+	c.Name, c.Outputs[0].Name = node, name
 	c.SetAttr(ir.IntAttr("N", int64(len(pieces))))
 	c.SetAttr(tfType(v))
 	c.SetAttr(ir.StringAttr("Tidx", "DT_INT32"))

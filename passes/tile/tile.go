@@ -682,6 +682,27 @@ func (b *builder) node(op, name string, ins []*ir.Value, out string, t ir.Tensor
 	return n
 }
 
+// copyNode creates a band copy of n, not yet placed: a node of n's op
+// whose first output has type t. A TensorFlow op, whose outputs are
+// fixed in number, gets the others too, of n's types (nothing reads
+// them: ir.Spatial requires it).
+func (b *builder) copyNode(n *ir.Node, name, out string, t ir.TensorType) *ir.Node {
+	outs := []string{b.unique(out)}
+	if n.Domain == ir.TFDomain {
+		for i := 1; i < len(n.Outputs); i++ {
+			outs = append(outs, b.unique(out+":"+strconv.Itoa(i)))
+		}
+	}
+	c := b.g.CreateNode(n.Op, n.Domain, nil, outs)
+	c.Name = b.unique(name)
+	c.Outputs[0].Type = t
+	for i := 1; i < len(outs); i++ {
+		c.Outputs[i].Type = n.Outputs[i].Type.Clone()
+	}
+	b.added = append(b.added, c)
+	return c
+}
+
 // ints returns an int64 parameter holding vals (shared by content).
 func (b *builder) ints(vals ...int64) *ir.Value {
 	key := fmt.Sprint(vals)
@@ -796,7 +817,7 @@ func (p *plan) rewrite() *Tiled {
 				}
 				ins[in.Slot] = sliceOf(src, in.Axis, want, v.String())
 			}
-			c := bl.node(n.Op, n.String()+suffix, nil, out.String()+suffix, withExtent(out.Type, axis, rows.hi-rows.lo))
+			c := bl.copyNode(n, n.String()+suffix, out.String()+suffix, withExtent(out.Type, axis, rows.hi-rows.lo))
 			c.Domain, c.Doc, c.Ext = n.Domain, n.Doc, n.Ext
 			for i, v := range ins {
 				c.SetInput(i, v)
