@@ -16,32 +16,11 @@ import (
 )
 
 // tfb builds small NHWC TensorFlow graphs (ir.TFDomain) with shapes
-// inferred as it goes.
-type tfb struct {
-	t   testing.TB
-	g   *ir.Graph
-	rng *rand.Rand
-	k   int
-}
-
-func (b *tfb) name(p string) string {
-	b.k++
-	return fmt.Sprintf("%s%d", p, b.k)
-}
-
-// floats returns a float32 Const of random values in [-1, 1).
-func (b *tfb) floats(dims ...int64) *ir.Value {
-	t := ir.TensorOf(ir.Float32, dims...)
-	n, _ := t.NumElements()
-	vals := make([]float32, n)
-	for i := range vals {
-		vals[i] = float32(b.rng.Float64()*2 - 1)
-	}
-	return b.g.AddParam(b.name("w"), t, ir.Float32Tensor(dims, vals...))
-}
+// inferred as it goes, with gb's names and weights.
+type tfb struct{ *gb }
 
 // i32 returns an int32 Const.
-func (b *tfb) i32(shape []int64, vals ...int64) *ir.Value {
+func (b tfb) i32(shape []int64, vals ...int64) *ir.Value {
 	bl := &builder{g: b.g, names: map[string]bool{}, params: map[string]*ir.Value{}}
 	v := bl.int32s(shape, vals...)
 	v.Name = b.name("c")
@@ -50,7 +29,7 @@ func (b *tfb) i32(shape []int64, vals ...int64) *ir.Value {
 
 // op adds a node of float type T with outs outputs (1 when 0) and infers
 // its output types.
-func (b *tfb) op(op string, ins []*ir.Value, outs int, attrs ...ir.Attr) *ir.Value {
+func (b tfb) op(op string, ins []*ir.Value, outs int, attrs ...ir.Attr) *ir.Value {
 	b.t.Helper()
 	name := b.name(op)
 	names := []string{name}
@@ -77,7 +56,7 @@ func nhwc(v *ir.Value) (h, w, c int64) {
 // window returns a random convolution kernel extent for an input of
 // extents h×w and the attributes: stride, dilation (1 when the stride is
 // 2), padding, and the explicit pads for padding EXPLICIT.
-func (b *tfb) window(h, w int64) (k int64, attrs []ir.Attr) {
+func (b tfb) window(h, w int64) (k int64, attrs []ir.Attr) {
 	k = []int64{1, 2, 3, 3, 5}[b.rng.IntN(5)]
 	s, d := int64(1+b.rng.IntN(2)), int64(1)
 	if s == 1 && b.rng.IntN(3) == 0 {
@@ -106,7 +85,7 @@ func (b *tfb) window(h, w int64) (k int64, attrs []ir.Attr) {
 // two values are graph outputs.
 func randomTFGraph(t testing.TB, seed uint64) *ir.Graph {
 	g := ir.NewGraph(fmt.Sprintf("tf%d", seed))
-	b := &tfb{t: t, g: g, rng: rand.New(rand.NewPCG(seed, 13))}
+	b := tfb{&gb{t: t, g: g, rng: rand.New(rand.NewPCG(seed, 13))}}
 	h, w := int64(10+b.rng.IntN(15)), int64(10+b.rng.IntN(15))
 	x := g.AddInput("input", ir.TensorOf(ir.Float32, 1, h, w, int64([]int{3, 4, 8}[b.rng.IntN(3)])))
 	vals := []*ir.Value{x}
@@ -158,7 +137,7 @@ func randomTFGraph(t testing.TB, seed uint64) *ir.Graph {
 			}
 		case r == 8:
 			scale, mean := b.floats(c), b.floats(c)
-			variance := b.g.AddParam(b.name("var"), ir.TensorOf(ir.Float32, c), ir.Float32Tensor([]int64{c}, positive(&gb{rng: b.rng}, c)...))
+			variance := b.g.AddParam(b.name("var"), ir.TensorOf(ir.Float32, c), ir.Float32Tensor([]int64{c}, positive(b.gb, c)...))
 			x = b.op("FusedBatchNormV3", []*ir.Value{x, scale, b.floats(c), mean, variance}, 6,
 				ir.IntAttr("is_training", 0), ir.FloatAttr("epsilon", 0.001), ir.StringAttr("data_format", "NHWC"), ir.StringAttr("U", "DT_FLOAT"))
 		case r == 9 || r == 10: // residual AddV2 or channel ConcatV2 with an earlier value
