@@ -17,6 +17,7 @@ import "slices"
 var tfSpatialPoint = map[string]bool{
 	"Identity": true, "Snapshot": true, "StopGradient": true, "PreventGradient": true,
 	"FusedBatchNorm": true, "FusedBatchNormV2": true, "FusedBatchNormV3": true, "ConcatV2": true,
+	"Slice": true,
 }
 
 // tfSpatialOther lists the remaining TensorFlow ops with a spatial rule.
@@ -85,6 +86,24 @@ func (r *SpatialRule) tfPoint(n *Node, out []int64) error {
 	case "FusedBatchNorm", "FusedBatchNormV2", "FusedBatchNormV3":
 		if n.AttrInt("is_training", 1) != 0 {
 			return notSpatial(n, "training mode computes batch statistics")
+		}
+		r.Inputs = []SpatialInput{{0, r.Axis}}
+		return r.checkBanded(n)
+	case "Slice":
+		// Pointwise where it keeps the axis whole (as the band rewrite's
+		// own Slices do along the other axis of a grid).
+		b, sz := ConstTensor(n.Inputs[1]), ConstTensor(n.Inputs[2])
+		if b == nil || sz == nil {
+			return notSpatial(n, "begin or size is not a constant")
+		}
+		begin, ok1 := b.Int64s()
+		size, ok2 := sz.Int64s()
+		in := dimsOf(n.Inputs[0])
+		if !ok1 || !ok2 || len(begin) != rank || len(size) != rank || len(in) != rank {
+			return notSpatial(n, "begin %v, size %v for rank %d", begin, size, rank)
+		}
+		if begin[r.Axis] != 0 || (size[r.Axis] != -1 && size[r.Axis] != in[r.Axis]) {
+			return notSpatial(n, "slices along axis %d", r.Axis)
 		}
 		r.Inputs = []SpatialInput{{0, r.Axis}}
 		return r.checkBanded(n)

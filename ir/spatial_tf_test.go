@@ -87,6 +87,8 @@ func TestSpatialTF(t *testing.T) {
 		{"bilinear ×3", tfNode("ResizeBilinear", []int64{1, 6, 6, 3}, []int64{1, 18, 18, 3}, []*Tensor{int32T([]int64{2}, 18, 18)}), 1, false, 0, 0, 0, 0, 0},
 		{"nearest align_corners", tfNode("ResizeNearestNeighbor", []int64{1, 6, 6, 3}, []int64{1, 12, 12, 3}, []*Tensor{int32T([]int64{2}, 12, 12)}, IntAttr("align_corners", 1)), 1, false, 0, 0, 0, 0, 0},
 		{"global mean", tfNode("Mean", []int64{1, 6, 6, 3}, []int64{1, 1, 1, 3}, []*Tensor{int32T([]int64{2}, 1, 2)}), 1, false, 0, 0, 0, 0, 0},
+		{"slice across", tfNode("Slice", []int64{1, 6, 6, 3}, []int64{1, 6, 4, 3}, []*Tensor{int32T([]int64{4}, 0, 0, 1, 0), int32T([]int64{4}, 1, -1, 4, 3)}), 1, true, SpatialPoint, 0, 0, 0, 0},
+		{"slice along", tfNode("Slice", []int64{1, 6, 6, 3}, []int64{1, 6, 4, 3}, []*Tensor{int32T([]int64{4}, 0, 0, 1, 0), int32T([]int64{4}, 1, -1, 4, 3)}), 2, false, 0, 0, 0, 0, 0},
 		{"per-channel mul", tfNode("Mul", []int64{1, 6, 6, 3}, []int64{1, 6, 6, 3}, []*Tensor{zeros(3)}), 1, true, SpatialPoint, 0, 0, 0, 0},
 	}
 	for _, c := range cases {

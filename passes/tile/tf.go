@@ -12,7 +12,8 @@ import (
 
 // TensorFlow graphs (ir.TFDomain) get TensorFlow ops that TensorFlow.js
 // 4.22 runs: a band reads its rows through Slice (begin and size int32
-// Consts), the bands' rows of a region output are joined by ConcatV2 (an
+// Consts; a band copy of such a Slice, tiling a band again along the
+// other axis, gets the band's size), the bands' rows of a region output are joined by ConcatV2 (an
 // int32 Const axis) that takes over the original node's name (TensorFlow
 // names a tensor by its node, so readers and the model's signature keep
 // it), and a band copy of a window op gets its band's pads:
@@ -97,6 +98,17 @@ func (b *builder) concatTF(v *ir.Value, pieces []*ir.Value, axis int) {
 // region node (see the comment at the top of the file).
 func (p *plan) adjustTF(bl *builder, c *ir.Node, rule *ir.SpatialRule, bd ir.SpatialBand) {
 	c.DelAttr("_output_shapes")
+	if c.Op == "Slice" {
+		// Pointwise along the axis: a size that names the whole extent
+		// names the band's.
+		size, _ := ir.ConstTensor(c.Inputs[2]).Int64s()
+		if size[p.axis] != -1 {
+			size = slices.Clone(size)
+			size[p.axis] = c.Outputs[0].Type.Shape[p.axis].Size
+			c.SetInput(2, bl.int32s([]int64{int64(len(size))}, size...))
+		}
+		return
+	}
 	if rule.Kind == ir.SpatialPoint {
 		return
 	}

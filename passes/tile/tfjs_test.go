@@ -204,7 +204,8 @@ func writeTFJS(t *testing.T, g *ir.Graph, dir string) string {
 
 // TestTiledBitwiseInTFJS is the property test of the rewrite on
 // TensorFlow graphs: random NHWC graphs (randomTFGraph), tiled whole or in
-// part into 2 to 4 bands along the rows or the columns, give outputs
+// part into 2 to 4 bands along the rows or the columns, a third of them
+// into grids (each band split again along the other axis), give outputs
 // bitwise identical to the untiled graph in TensorFlow.js 4.22 on the wasm
 // backend, and on the cpu backend for a quarter of them.
 func TestTiledBitwiseInTFJS(t *testing.T) {
@@ -216,6 +217,7 @@ func TestTiledBitwiseInTFJS(t *testing.T) {
 	tmp := t.TempDir()
 	var jobs []tfjs.Options
 	var what []string
+	grids, tiledCount := 0, 0
 	for seed := uint64(1); seed <= graphs; seed++ {
 		g := randomTFGraph(t, seed)
 		tiled := cloneGraph(g)
@@ -234,8 +236,21 @@ func TestTiledBitwiseInTFJS(t *testing.T) {
 			t.Logf("seed %d: not tiled: %v", seed, err)
 			continue
 		}
+		desc := fmt.Sprintf("seed %d (%d of %d nodes, %d bands along axis %d, %d nodes added", seed, len(nodes), len(g.Nodes), bands, axis, len(tl.Added))
+		if seed%3 == 0 {
+			// Each band again along the other axis: a grid.
+			q := 0
+			for _, band := range tl.BandNodes {
+				if _, err := Apply(tiled, Region{Nodes: band, Axis: 3 - axis}, Split{Bands: 2}); err == nil {
+					q++
+				}
+			}
+			desc += fmt.Sprintf(", %d of them split in 2 along axis %d", q, 3-axis)
+			grids += min(q, 1)
+		}
+		desc += ")"
+		tiledCount++
 		checkTypes(t, tiled)
-		desc := fmt.Sprintf("seed %d (%d of %d nodes, %d bands along axis %d, %d nodes added)", seed, len(nodes), len(g.Nodes), bands, axis, len(tl.Added))
 		po := writeTFJS(t, g, filepath.Join(tmp, fmt.Sprint(seed, "o")))
 		pt := writeTFJS(t, tiled, filepath.Join(tmp, fmt.Sprint(seed, "t")))
 		in, err := tfjs.SeededInputs([]tfjs.InputSpec{{Name: "input", DType: tfjs.Float32, Shape: dims(g.Inputs[0])}}, seed)
@@ -251,8 +266,11 @@ func TestTiledBitwiseInTFJS(t *testing.T) {
 			what = append(what, desc+" on "+string(be))
 		}
 	}
-	if len(what) < graphs*3/4 {
-		t.Fatalf("only %d of %d random graphs were tiled", len(what), graphs)
+	if tiledCount < graphs*3/4 {
+		t.Fatalf("only %d of %d random graphs were tiled", tiledCount, graphs)
+	}
+	if grids < graphs/6 {
+		t.Fatalf("only %d grids", grids)
 	}
 	res, err := tfjs.RunAll(context.Background(), jobs)
 	if err != nil {
@@ -273,7 +291,7 @@ func TestTiledBitwiseInTFJS(t *testing.T) {
 		}
 	}
 	if !t.Failed() {
-		t.Logf("%d runs of tiled random TensorFlow graphs bitwise identical to the untiled ones", len(what))
+		t.Logf("%d tiled random TensorFlow graphs (%d grids), %d runs, bitwise identical to the untiled ones", tiledCount, grids, len(what))
 	}
 }
 
