@@ -39,7 +39,8 @@ type Region struct {
 	// that reads it.
 	Nodes []*ir.Node
 	// Axis is the spatial axis of the region's values that the bands
-	// split: 2 (rows of NCHW; the default when 0) or 3 (columns).
+	// split: 2 (rows of NCHW; the default when 0) or 3 (columns); in a
+	// TensorFlow graph's NHWC images, 1 (rows) or 2 (columns).
 	Axis int
 }
 
