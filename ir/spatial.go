@@ -14,9 +14,9 @@ import (
 // Lin et al., NeurIPS 2021).
 //
 // The facts are kept here, keyed by (domain, op) like the op table, so that
-// tiling legality comes from the IR alone. Only the standard ONNX domain is
-// covered; TensorFlow ops (NHWC) have no rule yet and end a tileable
-// region.
+// tiling legality comes from the IR alone. The standard ONNX domain (NCHW)
+// is covered here, TensorFlow ops (NHWC by default) in spatial_tf.go;
+// other domains end a tileable region.
 
 // SpatialKind is how an operator maps output rows to input rows along a
 // spatial axis.
@@ -153,6 +153,9 @@ var spatialOther = map[string]SpatialKind{
 // all; whether a particular node is local also depends on its attributes,
 // shapes and axis (Spatial).
 func SpatialOp(domain, op string) bool {
+	if domain == TFDomain {
+		return tfSpatialOp(op)
+	}
 	if domain != "" && domain != "ai.onnx" {
 		return false
 	}
@@ -190,7 +193,12 @@ func Spatial(n *Node, axis int) (*SpatialRule, error) {
 	if !ok {
 		return nil, notSpatial(n, "output %s has no static shape (%s)", n.Outputs[0], n.Outputs[0].Type)
 	}
-	if axis < 2 || axis >= len(out) {
+	if n.Domain == TFDomain {
+		// Layouts differ (NHWC, NCHW): the window ops check their axis.
+		if err := tfCheckAxis(n, axis, len(out)); err != nil {
+			return nil, err
+		}
+	} else if axis < 2 || axis >= len(out) {
 		return nil, notSpatial(n, "axis %d is not a spatial axis of the rank-%d output", axis, len(out))
 	}
 	for _, v := range n.Inputs {
@@ -201,6 +209,8 @@ func Spatial(n *Node, axis int) (*SpatialRule, error) {
 	r := &SpatialRule{Axis: axis, OutSize: out[axis]}
 	var err error
 	switch {
+	case n.Domain == TFDomain:
+		err = r.tf(n, out)
 	case spatialOther[n.Op] == SpatialWindow:
 		err = r.window(n, out)
 	case spatialOther[n.Op] == SpatialTransposed:
@@ -298,7 +308,15 @@ func (r *SpatialRule) point(n *Node, out []int64) error {
 	// Elementwise (multidirectional broadcast from the right), Concat,
 	// Softmax along channels, LRN, Identity.
 	r.InSize = r.OutSize
-	for i, v := range n.Inputs {
+	return r.broadcastInputs(n, rank, n.Inputs)
+}
+
+// broadcastInputs fills the banded inputs of a pointwise op from ins (a
+// prefix of n's inputs), which broadcast from the right: an input with
+// the output's extent along the axis is banded, one of extent 1 (or of
+// lower rank) is read whole.
+func (r *SpatialRule) broadcastInputs(n *Node, rank int, ins []*Value) error {
+	for i, v := range ins {
 		if v == nil {
 			continue
 		}

@@ -43,8 +43,9 @@ type runOrder interface {
 
 // tileOptions are passes/tile's options for fitting g to budget bytes on
 // target t with prof's costs; maxExtra bounds the extra compute (0: none).
-func tileOptions(t targets.Target, prof *profiles.Profile, budget int64, maxExtra float64) tile.Options {
+func tileOptions(g *ir.Graph, t targets.Target, prof *profiles.Profile, budget int64, maxExtra float64) tile.Options {
 	o := tile.Options{
+		Axis:     tileAxis(g),
 		Memory:   t.Memory(),
 		Budget:   budget,
 		MaxExtra: maxExtra,
@@ -58,6 +59,10 @@ func tileOptions(t targets.Target, prof *profiles.Profile, budget int64, maxExtr
 	}
 	if r, ok := t.(runOrder); ok {
 		o.Order = r.RunOrder
+	}
+	if r, ok := t.(runtimeOrderer); ok {
+		// TensorFlow.js: the order it runs the written graph in.
+		o.Order = r.RuntimeOrder
 	}
 	if _, ok := t.(onnxRuntime); ok {
 		// ONNX Runtime: where a region may end without changing the
@@ -79,7 +84,28 @@ func (m *Model) tile(ctx context.Context, t targets.Target, prof *profiles.Profi
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	return tile.Fit(m.Graph, tileOptions(t, prof, budget, maxExtra))
+	return tile.Fit(m.Graph, tileOptions(m.Graph, t, prof, budget, maxExtra))
+}
+
+// tileAxis is the axis bands split in g: the rows of its images. Those
+// are axis 2 of ONNX's NCHW (0, passes/tile's default); a TensorFlow
+// graph's images are NHWC (axis 1) unless its first convolution or pool
+// says data_format NCHW.
+func tileAxis(g *ir.Graph) int {
+	for _, n := range g.Nodes {
+		if n.Domain != ir.TFDomain || n.Attr("data_format") == nil || !ir.SpatialOp(n.Domain, n.Op) {
+			continue
+		}
+		if h, _, err := ir.TFSpatialAxes(n); err == nil {
+			return h
+		}
+	}
+	for _, n := range g.Nodes {
+		if n.Domain == ir.TFDomain {
+			return 1
+		}
+	}
+	return 0
 }
 
 // Floor is where a model's peak cannot go lower: the largest single-node

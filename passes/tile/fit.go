@@ -158,7 +158,7 @@ func newFitter(g *ir.Graph, opts Options) (*fitter, error) {
 	if opts.Axis == 0 {
 		opts.Axis = 2
 	}
-	if opts.Axis < 2 {
+	if opts.Axis < 1 {
 		return nil, fmt.Errorf("tile: axis %d is not spatial", opts.Axis)
 	}
 	if opts.GridAxis == 0 {

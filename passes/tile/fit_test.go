@@ -124,7 +124,7 @@ func TestFitBudgetError(t *testing.T) {
 
 func TestFitBadOptions(t *testing.T) {
 	g := stem(t)
-	for _, o := range []Options{{Budget: -1}, {Axis: 1}, {MaxBands: 1}, {MaxExtra: -0.5}} {
+	for _, o := range []Options{{Budget: -1}, {Axis: -1}, {MaxBands: 1}, {MaxExtra: -0.5}} {
 		if _, err := Fit(g, o); err == nil {
 			t.Errorf("Fit(%+v) accepted bad options", o)
 		}

@@ -39,7 +39,8 @@ type Region struct {
 	// that reads it.
 	Nodes []*ir.Node
 	// Axis is the spatial axis of the region's values that the bands
-	// split: 2 (rows of NCHW; the default when 0) or 3 (columns).
+	// split: 2 (rows of NCHW; the default when 0) or 3 (columns); in a
+	// TensorFlow graph's NHWC images, 1 (rows) or 2 (columns).
 	Axis int
 }
 
@@ -630,14 +631,17 @@ func (p *plan) widen(b int, v *ir.Value, axis int, t span, comp map[*ir.Value]sp
 
 // builder creates the rewrite's nodes and parameters with unique names.
 type builder struct {
-	g      *ir.Graph
+	g *ir.Graph
+	// domain is the domain of the nodes created: ir.TFDomain for a
+	// TensorFlow graph (tf.go), the standard domain otherwise.
+	domain string
 	names  map[string]bool
 	added  []*ir.Node
 	params map[string]*ir.Value // int64 parameters by content
 }
 
-func newBuilder(g *ir.Graph) *builder {
-	b := &builder{g: g, names: map[string]bool{}, params: map[string]*ir.Value{}}
+func newBuilder(g *ir.Graph, domain string) *builder {
+	b := &builder{g: g, domain: domain, names: map[string]bool{}, params: map[string]*ir.Value{}}
 	g.Walk(func(sg *ir.Graph) {
 		for _, v := range sg.Inputs {
 			b.names[v.Name] = true
@@ -672,11 +676,32 @@ func (b *builder) unique(name string) string {
 
 // node creates a node with one output of type t, not yet placed.
 func (b *builder) node(op, name string, ins []*ir.Value, out string, t ir.TensorType) *ir.Node {
-	n := b.g.CreateNode(op, "", ins, []string{b.unique(out)})
+	n := b.g.CreateNode(op, b.domain, ins, []string{b.unique(out)})
 	n.Name = b.unique(name)
 	n.Outputs[0].Type = t
 	b.added = append(b.added, n)
 	return n
+}
+
+// copyNode creates a band copy of n, not yet placed: a node of n's op
+// whose first output has type t. A TensorFlow op, whose outputs are
+// fixed in number, gets the others too, of n's types (nothing reads
+// them: ir.Spatial requires it).
+func (b *builder) copyNode(n *ir.Node, name, out string, t ir.TensorType) *ir.Node {
+	outs := []string{b.unique(out)}
+	if n.Domain == ir.TFDomain {
+		for i := 1; i < len(n.Outputs); i++ {
+			outs = append(outs, b.unique(out+":"+strconv.Itoa(i)))
+		}
+	}
+	c := b.g.CreateNode(n.Op, n.Domain, nil, outs)
+	c.Name = b.unique(name)
+	c.Outputs[0].Type = t
+	for i := 1; i < len(outs); i++ {
+		c.Outputs[i].Type = n.Outputs[i].Type.Clone()
+	}
+	b.added = append(b.added, c)
+	return c
 }
 
 // ints returns an int64 parameter holding vals (shared by content).
@@ -704,6 +729,9 @@ func withExtent(t ir.TensorType, axis int, n int64) ir.TensorType {
 
 // slice returns rows [lo, hi) of v along axis, named after base.
 func (b *builder) slice(v *ir.Value, axis int, lo, hi int64, base string) *ir.Value {
+	if b.domain == ir.TFDomain {
+		return b.sliceTF(v, axis, lo, hi, base)
+	}
 	t := withExtent(v.Type, axis, hi-lo)
 	if b.g.Opset("") != 0 && b.g.Opset("") < 10 {
 		n := b.node("Slice", base, []*ir.Value{v}, base, t)
@@ -725,7 +753,11 @@ type banded struct {
 
 func (p *plan) rewrite() *Tiled {
 	g, axis := p.g, p.axis
-	bl := newBuilder(g)
+	domain := ""
+	if p.nodes[0].Domain == ir.TFDomain {
+		domain = ir.TFDomain
+	}
+	bl := newBuilder(g, domain)
 	t := &Tiled{Axis: axis, Bands: p.bands}
 	for _, n := range p.nodes {
 		t.Nodes = append(t.Nodes, n.String())
@@ -786,7 +818,7 @@ func (p *plan) rewrite() *Tiled {
 				}
 				ins[in.Slot] = sliceOf(src, in.Axis, want, v.String())
 			}
-			c := bl.node(n.Op, n.String()+suffix, nil, out.String()+suffix, withExtent(out.Type, axis, rows.hi-rows.lo))
+			c := bl.copyNode(n, n.String()+suffix, out.String()+suffix, withExtent(out.Type, axis, rows.hi-rows.lo))
 			c.Domain, c.Doc, c.Ext = n.Domain, n.Doc, n.Ext
 			for i, v := range ins {
 				c.SetInput(i, v)
@@ -807,6 +839,10 @@ func (p *plan) rewrite() *Tiled {
 		t.BandNodes = append(t.BandNodes, slices.Clone(bl.added[start:]))
 	}
 	for _, v := range p.concat {
+		if domain == ir.TFDomain {
+			bl.concatTF(v, pieces[v], axis)
+			continue
+		}
 		name := v.String()
 		v.Name = bl.unique(name + "_untiled")
 		bl.names[name] = false
@@ -845,6 +881,10 @@ func (p *plan) rewrite() *Tiled {
 
 // adjust writes a band's geometry into its copy c of a region node.
 func (p *plan) adjust(bl *builder, c *ir.Node, rule *ir.SpatialRule, bd ir.SpatialBand) {
+	if c.Domain == ir.TFDomain {
+		p.adjustTF(bl, c, rule, bd)
+		return
+	}
 	if rule.Kind == ir.SpatialPoint {
 		return
 	}
