@@ -94,9 +94,11 @@ type FitOptions struct {
 	// Tile says whether Fit may tile (TileAuto by default: when
 	// rematerialization alone cannot reach the budget); TileMaxExtra
 	// bounds the extra compute tiling may add, as a fraction of the
-	// graph's cost (0: no bound).
+	// graph's cost (0: no bound); ORTBlock is ONNX Runtime's channel
+	// block tiling keeps exact for (0: DefaultORTBlock; see ORTBlock).
 	Tile         Tile
 	TileMaxExtra float64
+	ORTBlock     ORTBlock
 	// Start is the remat problem's hint (remat.Problem.Start): a plan of
 	// the same graph at another budget for the search to start from
 	// (Sweep passes each budget the previous one's).
@@ -243,7 +245,7 @@ func (m *Model) Fit(ctx context.Context, o FitOptions) (*Fit, error) {
 		if rerr != nil {
 			return f, rerr
 		}
-		res, terr := n.tile(ctx, o.Target, o.Profile, tb, o.TileMaxExtra)
+		res, terr := n.tile(ctx, o.Target, o.Profile, tb, o.TileMaxExtra, o.ORTBlock)
 		var tbe *tile.BudgetError
 		switch {
 		case terr == nil && len(res.Regions) > 0 && res.PeakAfter <= tb:
@@ -353,7 +355,7 @@ func (m *Model) redo(ctx context.Context, f *Fit, o FitOptions) error {
 	}
 	if f.Tiled != nil {
 		var be *tile.BudgetError
-		if _, err := m.tile(ctx, f.Target, o.Profile, f.tileBudget, o.TileMaxExtra); err != nil && !errors.As(err, &be) {
+		if _, err := m.tile(ctx, f.Target, o.Profile, f.tileBudget, o.TileMaxExtra, o.ORTBlock); err != nil && !errors.As(err, &be) {
 			return err
 		}
 	}

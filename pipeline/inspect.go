@@ -150,7 +150,10 @@ type InspectOptions struct {
 	// tiling's extra compute, 0: none). It needs a Context.
 	Floor         bool
 	FloorMaxExtra float64
-	Context       context.Context
+	// ORTBlock is ONNX Runtime's channel block the floor's tiling
+	// assumes (0: DefaultORTBlock).
+	ORTBlock ORTBlock
+	Context  context.Context
 	// Arena plans the activations in one arena (passes/arena).
 	Arena bool
 }
@@ -244,7 +247,7 @@ func (m *Model) Inspect(o InspectOptions) (*Inspection, error) {
 				return nil, err
 			}
 		}
-		if r.Floor, err = m.Floor(ctx, o.Target, prof, o.FloorMaxExtra); err != nil {
+		if r.Floor, err = m.Floor(ctx, o.Target, prof, o.FloorMaxExtra, o.ORTBlock); err != nil {
 			return nil, err
 		}
 	}

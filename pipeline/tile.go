@@ -41,11 +41,37 @@ type runOrder interface {
 	RunOrder(g *ir.Graph) ([]*ir.Node, error)
 }
 
+// ORTBlock is the channel block of ONNX Runtime's NCHWc layout on the
+// machines a tiled model is for, which decides where a region may end
+// (passes/tile.ORTBlocks): 8 on AVX2, 16 on AVX-512. A tiling exact under
+// 8-channel blocks is exact under 16 as well, so 8 (DefaultORTBlock) keeps
+// the written model bitwise on either kind of x86 machine; 16 tiles more
+// freely and is bitwise on AVX-512 machines only.
+type ORTBlock int
+
+// DefaultORTBlock is the block tiling assumes unless told: AVX2's, exact
+// on both.
+const DefaultORTBlock ORTBlock = 8
+
+// ParseORTBlock reads an -ort-block flag value ("" is the default).
+func ParseORTBlock(s string) (ORTBlock, error) {
+	switch s {
+	case "", "8":
+		return DefaultORTBlock, nil
+	case "16":
+		return 16, nil
+	}
+	return 0, optionErrorf("-ort-block %q: want 8 (AVX2; the tiled model stays bitwise on AVX2 and AVX-512 machines) or 16 (AVX-512 only; tiles more freely)", s)
+}
+
 // tileOptions are passes/tile's options for fitting g to budget bytes on
-// target t with prof's costs; maxExtra bounds the extra compute (0: none).
-func tileOptions(g *ir.Graph, t targets.Target, prof *profiles.Profile, budget int64, maxExtra float64) tile.Options {
+// target t with prof's costs; maxExtra bounds the extra compute (0: none),
+// block is ONNX Runtime's channel block (0: DefaultORTBlock).
+func tileOptions(g *ir.Graph, t targets.Target, prof *profiles.Profile, budget int64, maxExtra float64, block ORTBlock) tile.Options {
+	rows, cols := tileAxes(g)
 	o := tile.Options{
-		Axis:     tileAxis(g),
+		Axis:     rows,
+		GridAxis: cols,
 		Memory:   t.Memory(),
 		Budget:   budget,
 		MaxExtra: maxExtra,
@@ -67,11 +93,12 @@ func tileOptions(g *ir.Graph, t targets.Target, prof *profiles.Profile, budget i
 	if _, ok := t.(onnxRuntime); ok {
 		// ONNX Runtime: where a region may end without changing the
 		// arithmetic (passes/tile's measured rules: fusion groups tiled
-		// whole, the NCHWc blocked layout kept around a region), for
-		// 8-channel blocks, AVX2's: a tiling exact under them is exact
-		// under AVX-512's 16-channel blocks too, so the written model
-		// keeps its bitwise outputs on either kind of x86 machine.
-		r := tile.ORTBlocks(8)
+		// whole, the NCHWc blocked layout kept around a region) for the
+		// block of the machines the model is for (see ORTBlock).
+		if block == 0 {
+			block = DefaultORTBlock
+		}
+		r := tile.ORTBlocks(int64(block))
 		o.Runtime = &r
 	}
 	return o
@@ -80,32 +107,32 @@ func tileOptions(g *ir.Graph, t targets.Target, prof *profiles.Profile, budget i
 // tile splits regions of m's graph into bands until the target's peak is
 // within budget bytes. A *tile.BudgetError leaves the regions that lowered
 // the peak in place and is returned with the result.
-func (m *Model) tile(ctx context.Context, t targets.Target, prof *profiles.Profile, budget int64, maxExtra float64) (*tile.Result, error) {
+func (m *Model) tile(ctx context.Context, t targets.Target, prof *profiles.Profile, budget int64, maxExtra float64, block ORTBlock) (*tile.Result, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	return tile.Fit(m.Graph, tileOptions(m.Graph, t, prof, budget, maxExtra))
+	return tile.Fit(m.Graph, tileOptions(m.Graph, t, prof, budget, maxExtra, block))
 }
 
-// tileAxis is the axis bands split in g: the rows of its images. Those
-// are axis 2 of ONNX's NCHW (0, passes/tile's default); a TensorFlow
-// graph's images are NHWC (axis 1) unless its first convolution or pool
-// says data_format NCHW.
-func tileAxis(g *ir.Graph) int {
+// tileAxes are the axes bands and grids split in g: the rows and the
+// columns of its images. Those are axes 2 and 3 of ONNX's NCHW (0 and 0,
+// passes/tile's defaults); a TensorFlow graph's images are NHWC (axes 1
+// and 2) unless its first convolution or pool says data_format NCHW.
+func tileAxes(g *ir.Graph) (rows, cols int) {
 	for _, n := range g.Nodes {
 		if n.Domain != ir.TFDomain || n.Attr("data_format") == nil || !ir.SpatialOp(n.Domain, n.Op) {
 			continue
 		}
-		if h, _, err := ir.TFSpatialAxes(n); err == nil {
-			return h
+		if h, w, err := ir.TFSpatialAxes(n); err == nil {
+			return h, w
 		}
 	}
 	for _, n := range g.Nodes {
 		if n.Domain == ir.TFDomain {
-			return 1
+			return 1, 2
 		}
 	}
-	return 0
+	return 0, 0
 }
 
 // Floor is where a model's peak cannot go lower: the largest single-node
@@ -130,8 +157,9 @@ type Floor struct {
 // Floor measures m's floors (see Floor) on a fresh copy of its graph: the
 // single-node floor under liveness, and the lowest peak passes/tile
 // reaches under the target's model with at most maxExtra extra compute
-// (0: no bound). m is not changed.
-func (m *Model) Floor(ctx context.Context, t targets.Target, prof *profiles.Profile, maxExtra float64) (*Floor, error) {
+// (0: no bound) and, on ONNX Runtime, ORT's channel block (0:
+// DefaultORTBlock). m is not changed.
+func (m *Model) Floor(ctx context.Context, t targets.Target, prof *profiles.Profile, maxExtra float64, block ORTBlock) (*Floor, error) {
 	if t == nil {
 		t = Targets()[0]
 	}
@@ -148,7 +176,7 @@ func (m *Model) Floor(ctx context.Context, t targets.Target, prof *profiles.Prof
 	if fl := p.Floor(); fl.Node >= 0 {
 		f.NodeBytes, f.Node = fl.Bytes, p.Name(fl.Node)
 	}
-	res, err := n.tile(ctx, t, prof, 0, maxExtra)
+	res, err := n.tile(ctx, t, prof, 0, maxExtra, block)
 	var be *tile.BudgetError
 	switch {
 	case errors.As(err, &be):

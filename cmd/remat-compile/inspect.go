@@ -24,12 +24,13 @@ type inspectOptions struct {
 	profile       string
 	floor, arena  bool
 	floorMaxExtra float64
+	ortBlock      string
 }
 
 func inspectCmd() *command {
 	return &command{
 		name:  "inspect",
-		usage: "[-input-shape name=DIMS] [-dim sym=N] [-profile NAME|file.yaml] [-floor [-floor-max-extra F]] [-arena] [-json] model.onnx|graph.pb|model.json",
+		usage: "[-input-shape name=DIMS] [-dim sym=N] [-profile NAME|file.yaml] [-floor [-floor-max-extra F] [-ort-block 8|16]] [-arena] [-json] model.onnx|graph.pb|model.json",
 		short: "Print a model's size, op histogram, parameter and activation bytes, and peak memory in its file order; with -profile, every node's predicted seconds and where the number comes from (measured, fitted, datasheet).",
 		setup: func(fs *flag.FlagSet) func(context.Context, []string, *Streams) error {
 			o := &inspectOptions{}
@@ -39,6 +40,7 @@ func inspectCmd() *command {
 			fs.StringVar(&o.memory, "memory", "", "memory model: ort (views and in-place reuse as ONNX Runtime; the default for ONNX models), tfjs (what tf.profile counts, in TensorFlow.js's order; the default for TensorFlow graphs) or liveness (every output its own buffer)")
 			fs.BoolVar(&o.floor, "floor", false, "also print where the peak cannot go lower: the largest single-node working set (no rematerialization goes below it) and the lowest peak tiling reaches under the memory model, with its regions")
 			fs.Float64Var(&o.floorMaxExtra, "floor-max-extra", 0, "with -floor, bound tiling's extra compute to this `fraction` of the model's (0: none)")
+			fs.StringVar(&o.ortBlock, "ort-block", "8", "with -floor, ONNX Runtime's NCHWc channel `block` tiling stays exact for: 8 (AVX2 and AVX-512) or 16 (AVX-512 only)")
 			fs.BoolVar(&o.arena, "arena", false, "also plan every activation at a static offset in one arena (file order) and print the arena's bytes, the live peak and the fragmentation")
 			fs.StringVar(&o.profile, "profile", "", "also cost every node on a device profile: a built-in `name` ("+strings.Join(profiles.Builtins(), ", ")+") or a .yaml file (such as one remat-compile profile wrote)")
 			return func(ctx context.Context, args []string, st *Streams) error {
@@ -76,7 +78,11 @@ func runInspect(ctx context.Context, o *inspectOptions, path string, st *Streams
 	if err != nil {
 		return err
 	}
-	r, err := m.Inspect(pipeline.InspectOptions{Target: target, Top: o.top, Profile: prof, Floor: o.floor, FloorMaxExtra: o.floorMaxExtra, Context: ctx, Arena: o.arena})
+	block, err := pipeline.ParseORTBlock(o.ortBlock)
+	if err != nil {
+		return err
+	}
+	r, err := m.Inspect(pipeline.InspectOptions{Target: target, Top: o.top, Profile: prof, Floor: o.floor, FloorMaxExtra: o.floorMaxExtra, ORTBlock: block, Context: ctx, Arena: o.arena})
 	if err != nil {
 		return err
 	}

@@ -217,7 +217,8 @@ func TestWriteHTMLTiling(t *testing.T) {
 	}
 	r := sample()
 	r.Tiling = &report.Tiling{BudgetBytes: 600, PeakBeforeBytes: 1024, PeakAfterBytes: 512, PeakNode: "d", ExtraPercent: 12.5,
-		Regions: []report.TileRegion{{Nodes: 2, FirstNode: "a", LastNode: "b", Bands: 3, HaloRows: []int64{0, 1, 1}, PeakBeforeBytes: 1024, PeakAfterBytes: 512, ExtraSeconds: 1e-4, ExtraPercent: 12.5}}}
+		Regions: []report.TileRegion{{Nodes: 2, FirstNode: "a", LastNode: "b", Bands: 3, Axis: 2, HaloRows: []int64{0, 1, 1}, PeakBeforeBytes: 1024, PeakAfterBytes: 512, ExtraSeconds: 1e-4, ExtraPercent: 12.5},
+			{Nodes: 1, FirstNode: "b", LastNode: "b", Bands: 2, Axis: 2, TilesPerBand: 3, GridAxis: 3, HaloRows: []int64{1, 1}, PeakBeforeBytes: 512, PeakAfterBytes: 512}}}
 	r.Nodes = append(r.Nodes, report.Node{Node: "a_t3_1", Op: "Conv", Outputs: []string{"a_t3_1_out"}, Bytes: 500, ComputeSeconds: 1e-4, Recomputable: true,
 		Decision: "tiled", Computations: 1, Why: "tiled: created by tiling region 1", TiledRegion: 1})
 	page := writeHTML(t, r)
@@ -226,7 +227,8 @@ func TestWriteHTMLTiling(t *testing.T) {
 		` (70%), met by tiling</td><td>ort</td><td>given</td>`,
 		`data-field="tiling.budget_bytes" data-bytes="600"`,
 		`data-field="tiling.peak_after_bytes" data-bytes="512"`,
-		`<td>1</td><td><code>a</code> … <code>b</code> (2)</td><td class="num">3</td>`,
+		`<td>1</td><td><code>a</code> … <code>b</code> (2)</td><td>3 bands</td><td>2</td>`,
+		`<td>2</td><td><code>b</code> … <code>b</code> (1)</td><td>2×3 grid</td><td>2, 3</td>`,
 		`[0 1 1]`,
 		`<td class="tiled">tiled (region 1)</td>`,
 	} {

@@ -28,7 +28,8 @@ type Options struct {
 	// ONNX Runtime); nil means none (the rewrite is still exact op by
 	// op, as at ONNX Runtime's level disabled).
 	Runtime *Runtime
-	// Axis is the spatial axis bands split: 2 (rows, the default) or 3.
+	// Axis is the spatial axis bands split: 2 (the rows of NCHW, the
+	// default) or 3 for ONNX graphs; 1 or 2 for TensorFlow's NHWC.
 	Axis int
 	// GridAxis is the other spatial axis: Fit may split each band of a
 	// region again along it, into a grid of tiles. 0 means 3 when Axis is
@@ -662,8 +663,8 @@ func merge(plan []step, c candidate) []step {
 }
 
 // MACs is Fit's default cost: multiply-accumulates of convolutions and
-// pools (output elements times the window), one per output element for
-// every other node.
+// pools, ONNX's and TensorFlow's (output elements times the window), one
+// per output element for every other node.
 func MACs(n *ir.Node) float64 {
 	if len(n.Outputs) == 0 || n.Outputs[0] == nil {
 		return 0
@@ -692,7 +693,32 @@ func MACs(n *ir.Node) float64 {
 			return o * float64(prod(k))
 		}
 	}
+	if n.Domain == ir.TFDomain {
+		return o * tfWindow(n)
+	}
 	return o
+}
+
+// tfWindow is the MACs per output element of a TensorFlow convolution or
+// pool (filters are HWIO, depthwise filters HW·in·multiplier, pool
+// windows ksize), 1 for other ops.
+func tfWindow(n *ir.Node) float64 {
+	switch n.Op {
+	case "Conv2D", "_FusedConv2D", "DepthwiseConv2dNative", "FusedDepthwiseConv2dNative", "_FusedDepthwiseConv2dNative":
+		if len(n.Inputs) > 1 && n.Inputs[1] != nil {
+			if w, ok := n.Inputs[1].Type.Dims(); ok && len(w) == 4 {
+				if strings.Contains(n.Op, "Depthwise") {
+					return float64(w[0] * w[1])
+				}
+				return float64(w[0] * w[1] * w[2])
+			}
+		}
+	case "MaxPool", "AvgPool":
+		if k, ok := n.AttrInts("ksize"); ok {
+			return float64(prod(k))
+		}
+	}
+	return 1
 }
 
 func convLike(op string) (x, w int) {

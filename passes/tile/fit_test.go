@@ -188,3 +188,28 @@ func TestFitGrid(t *testing.T) {
 	}
 	runBoth(t, orig, g, "the stem tiled by Fit with grids")
 }
+
+// TestMACsTF: the default cost counts TensorFlow convolutions and pools
+// by their windows, as it does ONNX's.
+func TestMACsTF(t *testing.T) {
+	g := ir.NewGraph("tf")
+	x := g.AddInput("x", ir.TensorOf(ir.Float32, 1, 8, 8, 4))
+	node := func(op string, out ir.TensorType, in ...*ir.Value) *ir.Node {
+		n := g.NewNode(op, ir.TFDomain, in, []string{op})
+		n.Outputs[0].Type = out
+		return n
+	}
+	conv := node("Conv2D", ir.TensorOf(ir.Float32, 1, 8, 8, 6), x, g.AddInput("w", ir.TensorOf(ir.Float32, 3, 3, 4, 6)))
+	dwc := node("DepthwiseConv2dNative", ir.TensorOf(ir.Float32, 1, 8, 8, 4), x, g.AddInput("dw", ir.TensorOf(ir.Float32, 5, 5, 4, 1)))
+	pool := node("MaxPool", ir.TensorOf(ir.Float32, 1, 4, 4, 4), x)
+	pool.SetAttr(ir.IntsAttr("ksize", 1, 2, 2, 1))
+	relu := node("Relu", x.Type, x)
+	for _, c := range []struct {
+		n    *ir.Node
+		want float64
+	}{{conv, 8 * 8 * 6 * 3 * 3 * 4}, {dwc, 8 * 8 * 4 * 25}, {pool, 4 * 4 * 4 * 4}, {relu, 8 * 8 * 4}} {
+		if got := MACs(c.n); got != c.want {
+			t.Errorf("MACs(%s) = %g, want %g", c.n.Op, got, c.want)
+		}
+	}
+}
