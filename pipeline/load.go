@@ -161,13 +161,18 @@ func (m *Model) passOptions() passes.Options {
 }
 
 // Train replaces m's graph by its training graph (passes/autodiff): the
-// forward pass, the loss and the backward pass.
+// forward pass, the loss and the backward pass. On an error the graph,
+// which the pass may have left half built, is loaded again from m's
+// source.
 func (m *Model) Train(ctx context.Context, o autodiff.Options) error {
 	if m.Training != nil {
 		return fmt.Errorf("%s: Train: the graph is a training graph already", m.Name)
 	}
 	tf := m.IsTF()
 	if _, err := passes.Run(ctx, m.Graph, []*passes.Pass{autodiff.NewPass(o)}, m.passOptions()); err != nil {
+		if n, rerr := m.Rebuild(ctx); rerr == nil {
+			m.Graph = n.Graph
+		}
 		if tf {
 			return m.trainError(err)
 		}

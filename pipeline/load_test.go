@@ -9,6 +9,7 @@ import (
 
 	"github.com/remat-compile/remat/internal/tfpb"
 	"github.com/remat-compile/remat/ir"
+	"github.com/remat-compile/remat/passes/autodiff"
 	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/proto"
 )
@@ -178,5 +179,29 @@ func TestInspectRealTFModels(t *testing.T) {
 			t.Errorf("%s: %s peak %d, note %q, %d values at the peak", s.Name, r.MemoryModel, r.PeakBytes, r.Note, len(r.LargestAtPeak))
 		}
 		t.Logf("%s: %d nodes, peak %d B at %s (%s), activations %d B", s.Name, r.Nodes, r.PeakBytes, r.PeakNode, r.PeakOp, r.ActivationBytes)
+	}
+}
+
+// TestTrainTFGraph: -train on a TensorFlow graph is a clear error that
+// says why and what to do, naming the ops without a gradient; the graph
+// is left as it was.
+func TestTrainTFGraph(t *testing.T) {
+	ctx := context.Background()
+	m, err := Load(ctx, "zoo:vgg16:small:tf", LoadOptions{RequireStatic: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	nodes := len(m.Graph.Nodes)
+	err = m.Train(ctx, autodiff.Options{})
+	if err == nil {
+		t.Fatal("Train accepted a TensorFlow graph")
+	}
+	for _, want := range []string{"-train is not available for TensorFlow graphs", "compile the model's ONNX form with -train", "_FusedConv2D"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error lacks %q: %v", want, err)
+		}
+	}
+	if m.Training != nil || len(m.Graph.Nodes) != nodes {
+		t.Errorf("the graph changed: %d nodes, had %d; training %v", len(m.Graph.Nodes), nodes, m.Training)
 	}
 }

@@ -108,14 +108,14 @@ func useRuntimeOrder(g *ir.Graph, t targets.Target) error {
 	return nil
 }
 
-// trainError explains why a TensorFlow graph has no training graph: the
-// gradients autodiff writes are ONNX ops, and the backward ops a
-// TensorFlow graph would need (Conv2DBackpropFilter, ReluGrad,
-// MaxPoolGrad, FusedBatchNormGradV3, …) are not in TensorFlow.js's graph
-// executor, so no op of the graph has a gradient that tfjs could run. err
-// names the ops.
+// trainError explains why a TensorFlow graph has no training graph yet:
+// passes/autodiff's gradient rules write ONNX ops. A TensorFlow graph's
+// gradients would have to be written in the forward ops TensorFlow.js's
+// graph executor runs, since it has none of TensorFlow's backward ops
+// (Conv2DBackpropFilter, ReluGrad, MaxPoolGrad, FusedBatchNormGradV3,
+// …); those rules do not exist. err names the ops.
 func (m *Model) trainError(err error) error {
-	return fmt.Errorf("%s: -train: passes/autodiff writes gradients as ONNX ops, and TensorFlow.js's graph executor has none of the backward ops (Conv2DBackpropFilter, ReluGrad, MaxPoolGrad, …) TensorFlow graphs express gradients with, so a TensorFlow graph has no training graph here; compile the model's ONNX form with -train instead. The ops without a gradient:\n%v", m.Name, err)
+	return fmt.Errorf("%s: -train is not available for TensorFlow graphs: passes/autodiff writes gradients as ONNX ops and has no rules yet that write them in TensorFlow ops TensorFlow.js's graph executor runs (it has none of TensorFlow's backward ops such as Conv2DBackpropFilter, ReluGrad or MaxPoolGrad); compile the model's ONNX form with -train instead. The ops without a gradient:\n%v", m.Name, err)
 }
 
 // tfjsReport fills the report's tfjs fields for a TensorFlow runtime's
