@@ -587,7 +587,7 @@ func (f *Fit) Report(m *Model, output, budget string) *report.Compile {
 		for k, g := range t.Regions {
 			r.Tiling.Regions = append(r.Tiling.Regions, report.TileRegion{
 				Nodes: len(g.Nodes), FirstNode: g.Nodes[0], LastNode: g.Nodes[len(g.Nodes)-1], Bands: g.Bands, Axis: g.Axis,
-				TilesPerBand: g.Cols, GridAxis: g.GridAxis, HaloRows: g.Halo, PeakBeforeBytes: g.PeakBefore, PeakAfterBytes: g.PeakAfter, ExtraSeconds: g.ExtraCost, ExtraPercent: g.ExtraPercent,
+				TilesPerBand: g.Cols, GridAxis: g.GridAxis, Split: g.Split(), HaloRows: g.Halo, PeakBeforeBytes: g.PeakBefore, PeakAfterBytes: g.PeakAfter, ExtraSeconds: g.ExtraCost, ExtraPercent: g.ExtraPercent,
 			})
 			for _, name := range g.Added {
 				region[name] = k + 1
@@ -601,7 +601,7 @@ func (f *Fit) Report(m *Model, output, budget string) *report.Compile {
 			}
 			g := r.Tiling.Regions[k-1]
 			where := fmt.Sprintf("created by tiling region %d (%s … %s in %s, halo rows %v), which lowers the %s peak from %s to %s",
-				k, g.FirstNode, g.LastNode, g.Split(), g.HaloRows, r.Target, remat.FormatBytes(g.PeakBeforeBytes), remat.FormatBytes(g.PeakAfterBytes))
+				k, g.FirstNode, g.LastNode, g.Split, g.HaloRows, r.Target, remat.FormatBytes(g.PeakBeforeBytes), remat.FormatBytes(g.PeakAfterBytes))
 			n.TiledRegion = k
 			if n.Decision == "kept" {
 				n.Decision, n.Why = "tiled", "tiled: "+where

@@ -6,7 +6,8 @@
 # TensorFlow.js's order, recomputations gated where its order would run
 # them too early), then `remat-compile verify` in TensorFlow.js (bitwise
 # outputs, every recomputation where the plan put it, tf.profile's peaks,
-# run and kernel times). A budget below what remat can reach prints the
+# run and kernel times; a tiled fit's predicted overhead includes the
+# tiling's extra compute). A budget below what remat can reach prints the
 # floor, and the script then also runs the smallest budget the compiler
 # suggests ("min"). Prints a Markdown table.
 #
@@ -60,15 +61,17 @@ r = json.load(open(sys.argv[1])); v = json.load(open(sys.argv[2]))
 md = v.get("metadata") or {}
 ratio = v.get("measured_over_predicted_drop_percent")
 same = all(o["equal"] for o in v["outputs"])
+tl = r.get("tiling") or {}
+plan = r["plan_solver"] + (" + tiling (%d region(s))" % len(tl.get("regions") or []) if tl else "")
 placed = sum(1 for p in v.get("recompute") or [] if p["ok"])
 n = len(v.get("recompute") or [])
 print("| %s | %s | %d → %d | %d → %d | %s | %d (%d) | %d → %d | %s | %+.1f%% / %+.1f%%, %+.1f%% | %s, %d/%d placed%s |" % (
     sys.argv[3], sys.argv[4], r["before_peak_bytes"], r["after_peak_bytes"],
-    r.get("tfjs_model_before_peak_bytes", 0), r.get("tfjs_model_after_peak_bytes", 0), r["plan_solver"],
+    r.get("tfjs_model_before_peak_bytes", 0), r.get("tfjs_model_after_peak_bytes", 0), plan,
     r["recomputations"], len(md.get("gated") or []),
     v["original_model"]["peak_bytes"], v["remat_model"]["peak_bytes"],
     "-" if ratio is None else "%.0f%%" % ratio,
-    r["overhead_percent"], v["run_time_change_percent"], v["min_run_time_change_percent"],
+    r["overhead_percent"] + tl.get("extra_compute_percent", 0), v["run_time_change_percent"], v["min_run_time_change_percent"],
     "bitwise identical" if same else "DIFFER", placed, n,
     "" if v["ok"] else " (verify: " + "; ".join(v["failures"][:2]) + ")"))
 PY

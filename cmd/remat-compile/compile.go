@@ -336,7 +336,7 @@ func printCompile(w io.Writer, r *report.Compile, res *remat.Result, budget rema
 			len(t.Regions), formatBytes(t.PeakBeforeBytes), formatBytes(t.PeakAfterBytes), r.Target, t.ExtraPercent)
 		for _, g := range t.Regions {
 			fmt.Fprintf(tw, "  region:\t%d nodes %s … %s in %s (halo rows %v): peak %s → %s, %+.1f%% compute\n",
-				g.Nodes, g.FirstNode, g.LastNode, g.Split(), g.HaloRows, formatBytes(g.PeakBeforeBytes), formatBytes(g.PeakAfterBytes), g.ExtraPercent)
+				g.Nodes, g.FirstNode, g.LastNode, g.Split, g.HaloRows, formatBytes(g.PeakBeforeBytes), formatBytes(g.PeakAfterBytes), g.ExtraPercent)
 		}
 	}
 	if r.Order == string(pipeline.OrderAuto) {

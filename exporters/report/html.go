@@ -234,7 +234,7 @@ func (h *htmlWriter) tiling() {
 	h.p("<table class=\"tiling\">\n<tr><th>region</th><th>nodes</th><th>split</th><th>axis</th><th>halo rows per band</th><th class=\"num\">peak before</th><th class=\"num\">peak after</th><th class=\"num\">extra compute</th></tr>\n")
 	for k, g := range t.Regions {
 		h.p("<tr><td>%d</td><td><code>%s</code> … <code>%s</code> (%d)</td><td>%s</td><td>%s</td><td>%v</td><td class=\"num\">%s</td><td class=\"num\">%s</td><td class=\"num\">%s (%.1f%%)</td></tr>\n",
-			k+1, esc(g.FirstNode), esc(g.LastNode), g.Nodes, g.Split(), g.axes(), g.HaloRows, formatBytes(g.PeakBeforeBytes), formatBytes(g.PeakAfterBytes), FormatSeconds(g.ExtraSeconds), g.ExtraPercent)
+			k+1, esc(g.FirstNode), esc(g.LastNode), g.Nodes, esc(g.Split), gridAxes(g), g.HaloRows, formatBytes(g.PeakBeforeBytes), formatBytes(g.PeakAfterBytes), FormatSeconds(g.ExtraSeconds), g.ExtraPercent)
 	}
 	h.p("</table>\n")
 }
@@ -447,4 +447,12 @@ func FormatSeconds(s float64) string {
 		return fmt.Sprintf("%.3g ms", s*1e3)
 	}
 	return fmt.Sprintf("%.3g s", s)
+}
+
+// gridAxes is the axis a region's bands split, and its grid's after it.
+func gridAxes(g TileRegion) string {
+	if g.TilesPerBand > 1 {
+		return fmt.Sprintf("%d, %d", g.Axis, g.GridAxis)
+	}
+	return fmt.Sprint(g.Axis)
 }

@@ -217,8 +217,8 @@ func TestWriteHTMLTiling(t *testing.T) {
 	}
 	r := sample()
 	r.Tiling = &report.Tiling{BudgetBytes: 600, PeakBeforeBytes: 1024, PeakAfterBytes: 512, PeakNode: "d", ExtraPercent: 12.5,
-		Regions: []report.TileRegion{{Nodes: 2, FirstNode: "a", LastNode: "b", Bands: 3, Axis: 2, HaloRows: []int64{0, 1, 1}, PeakBeforeBytes: 1024, PeakAfterBytes: 512, ExtraSeconds: 1e-4, ExtraPercent: 12.5},
-			{Nodes: 1, FirstNode: "b", LastNode: "b", Bands: 2, Axis: 2, TilesPerBand: 3, GridAxis: 3, HaloRows: []int64{1, 1}, PeakBeforeBytes: 512, PeakAfterBytes: 512}}}
+		Regions: []report.TileRegion{{Nodes: 2, FirstNode: "a", LastNode: "b", Bands: 3, Axis: 2, Split: "3 bands", HaloRows: []int64{0, 1, 1}, PeakBeforeBytes: 1024, PeakAfterBytes: 512, ExtraSeconds: 1e-4, ExtraPercent: 12.5},
+			{Nodes: 1, FirstNode: "b", LastNode: "b", Bands: 2, Axis: 2, TilesPerBand: 3, GridAxis: 3, Split: "2×3 grid", HaloRows: []int64{1, 1}, PeakBeforeBytes: 512, PeakAfterBytes: 512}}}
 	r.Nodes = append(r.Nodes, report.Node{Node: "a_t3_1", Op: "Conv", Outputs: []string{"a_t3_1_out"}, Bytes: 500, ComputeSeconds: 1e-4, Recomputable: true,
 		Decision: "tiled", Computations: 1, Why: "tiled: created by tiling region 1", TiledRegion: 1})
 	page := writeHTML(t, r)

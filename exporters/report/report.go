@@ -32,7 +32,6 @@
 package report
 
 import (
-	"fmt"
 	"math"
 
 	"github.com/remat-compile/remat/passes/remat"
@@ -184,35 +183,20 @@ type Tiling struct {
 // compute it adds. A grid splits each band again into TilesPerBand tiles
 // along GridAxis (both absent for bands).
 type TileRegion struct {
-	Nodes           int     `json:"nodes"`
-	FirstNode       string  `json:"first_node"`
-	LastNode        string  `json:"last_node"`
-	Bands           int     `json:"bands"`
-	Axis            int     `json:"axis"`
-	TilesPerBand    int     `json:"tiles_per_band,omitempty"`
-	GridAxis        int     `json:"grid_axis,omitempty"`
+	Nodes        int    `json:"nodes"`
+	FirstNode    string `json:"first_node"`
+	LastNode     string `json:"last_node"`
+	Bands        int    `json:"bands"`
+	Axis         int    `json:"axis"`
+	TilesPerBand int    `json:"tiles_per_band,omitempty"`
+	GridAxis     int    `json:"grid_axis,omitempty"`
+	// Split says it in words: "4 bands" or "2×3 grid".
+	Split           string  `json:"split"`
 	HaloRows        []int64 `json:"halo_rows"`
 	PeakBeforeBytes int64   `json:"peak_before_bytes"`
 	PeakAfterBytes  int64   `json:"peak_after_bytes"`
 	ExtraSeconds    float64 `json:"extra_seconds"`
 	ExtraPercent    float64 `json:"extra_compute_percent"`
-}
-
-// Split says how the region was cut: "4 bands", or "2×3 grid" for 2
-// bands of 3 tiles each.
-func (r TileRegion) Split() string {
-	if r.TilesPerBand > 1 {
-		return fmt.Sprintf("%d×%d grid", r.Bands, r.TilesPerBand)
-	}
-	return fmt.Sprintf("%d bands", r.Bands)
-}
-
-// axes is the axis the bands split, and the grid's after it.
-func (r TileRegion) axes() string {
-	if r.TilesPerBand > 1 {
-		return fmt.Sprintf("%d, %d", r.Axis, r.GridAxis)
-	}
-	return fmt.Sprint(r.Axis)
 }
 
 // Attempt is one solver of a portfolio.
