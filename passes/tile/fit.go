@@ -123,15 +123,15 @@ var bandChoices = []int{2, 3, 4, 6, 8, 12, 16, 24, 32}
 // current peak, grown along the spatially local ops around them (up
 // through a region input to its producer, recomputing it band-wise when
 // others read it too; down through a region output to its readers), and
-// each is tried with every band count, and with grids: bands split again
+// each is tried with every band count and with grids: bands split again
 // into tiles along GridAxis (each band a region of its own, Apply on
-// Tiled.BandNodes), which go where bands alone cannot because a band of
-// few rows still holds a whole row of the image, and because ONNX
-// Runtime's planner chains the buffers of bands of one size (see
-// DistinctCuts), and a grid needs fewer distinct extents per axis for as
-// many tiles: the largest tile is closer to the mean. Among the candidates that bring the
-// peak under the budget Fit takes the cheapest; when none does, the
-// cheapest of those within 2% of the lowest peak. It stops when no
+// Tiled.BandNodes). Grids go where bands cannot: a band of few rows still
+// spans the whole width, and ONNX Runtime's planner chains the buffers of
+// bands of one size (see DistinctCuts), so bands need distinct sizes and
+// the largest grows with their number, while a grid reaches as many
+// tiles with fewer distinct extents per axis. Among the candidates that
+// bring the peak under the budget Fit takes the cheapest; when none does,
+// the cheapest of those within 2% of the lowest peak. It stops when no
 // candidate lowers the peak.
 //
 // g is rewritten in place (every region through Apply); on a BudgetError
