@@ -13,10 +13,11 @@ import (
 // TensorFlow graphs (ir.TFDomain) get TensorFlow ops that TensorFlow.js
 // 4.22 runs: a band reads its rows through Slice (begin and size int32
 // Consts; a band copy of such a Slice, tiling a band again along the
-// other axis, gets the band's size), the bands' rows of a region output are joined by ConcatV2 (an
-// int32 Const axis) that takes over the original node's name (TensorFlow
-// names a tensor by its node, so readers and the model's signature keep
-// it), and a band copy of a window op gets its band's pads:
+// other axis, gets the band's size), the bands' rows of a region output
+// are joined by ConcatV2 (an int32 Const axis) that takes over the
+// original node's name (TensorFlow names a tensor by its node, so readers
+// and the model's signature keep it), and a band copy of a window op gets
+// its band's pads:
 //
 //   - padding "SAME" stays where TensorFlow's SAME padding of the band's
 //     extents is the band's (TFBandPadding);
