@@ -508,7 +508,7 @@ func (f *fitter) choose(cur *state, res *Result) *state {
 	}
 	// Every region of the plan at every other split.
 	for k, st := range cur.plan {
-		for _, sp := range f.splits(bandChoices) {
+		for _, sp := range f.splits(bandChoices, true) {
 			if sp == [2]int{st.bands, st.cols} {
 				continue
 			}
@@ -555,7 +555,7 @@ func (f *fitter) choose(cur *state, res *Result) *state {
 		if i == refineCandidates {
 			break
 		}
-		for _, sp := range f.splits(bandChoices) {
+		for _, sp := range f.splits(bandChoices, i < gridCandidates) {
 			if sp[1] > 0 || !slices.Contains(screenBands, sp[0]) {
 				if s, ok := f.trial(cur, inPlan, r.c, sp[0], sp[1], res); ok {
 					consider(s)
@@ -591,16 +591,16 @@ func (f *fitter) trial(cur *state, inPlan map[int]bool, c candidate, p, q int, r
 }
 
 // splits lists the splits of a region Fit tries: each band count of
-// bands within MaxBands, then the grids of gridChoices (band count and
-// tiles per band) when the grid axis is on.
-func (f *fitter) splits(bands []int) [][2]int {
+// bands within MaxBands, then, when grids is set and the grid axis is on,
+// the grids of gridChoices (band count and tiles per band).
+func (f *fitter) splits(bands []int, grids bool) [][2]int {
 	var out [][2]int
 	for _, p := range bands {
 		if p <= f.opts.MaxBands {
 			out = append(out, [2]int{p, 0})
 		}
 	}
-	if f.opts.GridAxis > 0 {
+	if grids && f.opts.GridAxis > 0 {
 		for _, g := range gridChoices {
 			if g[0]*g[1] <= f.opts.MaxBands {
 				out = append(out, g)
@@ -618,6 +618,10 @@ var gridChoices = [][2]int{{2, 2}, {3, 2}, {4, 2}, {2, 3}, {3, 3}, {4, 3}, {6, 2
 var screenBands = []int{4, 16}
 
 const refineCandidates = 6
+
+// gridCandidates of the refined candidates are also tried as every grid
+// (the regions of the plan are, at every step).
+const gridCandidates = 2
 
 // merge returns plan with c added: the regions c overlaps are removed and
 // their nodes joined to c's (the merged region last, its bands to be set).
