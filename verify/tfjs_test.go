@@ -14,6 +14,27 @@ import (
 	"github.com/remat-compile/remat/verify"
 )
 
+// loadTF imports a real TensorFlow.js model with the types tfjs gives
+// its values on seeded inputs (the model's own shapes are partly
+// unknown), as a pipeline model.
+func loadTF(ctx context.Context, t *testing.T, dir string, m testmodels.TFModel) *pipeline.Model {
+	t.Helper()
+	g, err := gdimp.ImportFile(m.Path, gdimp.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	in, err := tfjs.SeededInputs(m.Inputs, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := tfjs.Run(ctx, tfjs.Options{Dir: dir, Model: m.Path, Inputs: in})
+	if err != nil {
+		t.Fatal(err)
+	}
+	testmodels.TypesFromTFJS(g, res)
+	return &pipeline.Model{Graph: g, Name: m.Name, Source: m.Path}
+}
+
 // TestRunTFSelfie fits the real selfie segmentation model at 95% of its
 // peak for the tfjs target (the lowest budget remat reaches on it: its
 // peak sits near one node's working set), writes it as model.json and as a
@@ -35,20 +56,7 @@ func TestRunTFSelfie(t *testing.T) {
 	}
 	dir := testmodels.RequireTFJS(t)
 	ctx := context.Background()
-	g, err := gdimp.ImportFile(m.Path, gdimp.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	in, err := tfjs.SeededInputs(m.Inputs, 1)
-	if err != nil {
-		t.Fatal(err)
-	}
-	res, err := tfjs.Run(ctx, tfjs.Options{Dir: dir, Model: m.Path, Inputs: in})
-	if err != nil {
-		t.Fatal(err)
-	}
-	testmodels.TypesFromTFJS(g, res)
-	pm := &pipeline.Model{Graph: g, Name: m.Name, Source: m.Path}
+	pm := loadTF(ctx, t, dir, m)
 	f, err := pm.Fit(ctx, pipeline.FitOptions{Budget: remat.BudgetFraction(0.95), TimeLimit: 10 * time.Second})
 	if err != nil {
 		t.Fatal(err)

@@ -7,9 +7,7 @@ import (
 	"testing"
 	"time"
 
-	gdimp "github.com/remat-compile/remat/importers/graphdef"
 	"github.com/remat-compile/remat/internal/testmodels"
-	"github.com/remat-compile/remat/internal/tfjs"
 	"github.com/remat-compile/remat/passes/remat"
 	"github.com/remat-compile/remat/pipeline"
 	"github.com/remat-compile/remat/verify"
@@ -32,20 +30,7 @@ func TestTiledRealTFModels(t *testing.T) {
 	tmp := t.TempDir()
 	fitted := 0
 	for _, m := range models {
-		g, err := gdimp.ImportFile(m.Path, gdimp.Options{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		in, err := tfjs.SeededInputs(m.Inputs, 1)
-		if err != nil {
-			t.Fatal(err)
-		}
-		res, err := tfjs.Run(ctx, tfjs.Options{Dir: dir, Model: m.Path, Inputs: in})
-		if err != nil {
-			t.Fatal(err)
-		}
-		testmodels.TypesFromTFJS(g, res)
-		pm := &pipeline.Model{Graph: g, Name: m.Name, Source: m.Path}
+		pm := loadTF(ctx, t, dir, m)
 		f, err := pm.Fit(ctx, pipeline.FitOptions{Budget: remat.BudgetFraction(0.9), TimeLimit: 10 * time.Second})
 		var te *pipeline.TileError
 		var ie *remat.InfeasibleBudgetError
