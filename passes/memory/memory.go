@@ -95,6 +95,7 @@ package memory
 import (
 	"fmt"
 	"slices"
+	"strconv"
 
 	"github.com/remat-compile/remat/ir"
 )
@@ -112,6 +113,12 @@ type Options struct {
 	// a free list for a later output of the same element size and shape,
 	// and stay allocated until the last read of anything placed in them.
 	Reuse bool
+	// ReuseKey, when set, replaces Reuse's key (element size and static
+	// shape, LayoutKey) for every output: outputs with the same key ≥ 0
+	// may take each other's buffers, a negative key never takes one. A
+	// model without IR shapes (remat's problems) states the planner's
+	// keys this way.
+	ReuseKey func(v *ir.Value) int64
 	// ConstantsAsParams treats the outputs of Constant nodes as parameters:
 	// Constant steps allocate nothing and their outputs are never freed
 	// (counted under CountParams).
@@ -905,20 +912,41 @@ func (s *sim) nestedReplay(a *bfcArena, subs []*ir.Graph) (*bfcArena, int64) {
 	return best, peak
 }
 
-// reuseKey numbers the element size and static shape of v; -1 when v may
-// not take or give a reused buffer (a scalar, or a shape not static).
+// reuseKey numbers the reuse key of v (Options.ReuseKey, else LayoutKey);
+// -1 when v may take no listed buffer.
 func (s *sim) reuseKey(v *ir.Value, keys map[string]int32) int32 {
-	dims, ok := v.Type.Dims()
-	if !ok || len(dims) == 0 || v.Type.Kind != ir.KindTensor {
-		return -1
+	var k string
+	if s.opts.ReuseKey != nil {
+		c := s.opts.ReuseKey(v)
+		if c < 0 {
+			return -1
+		}
+		k = strconv.FormatInt(c, 10)
+	} else {
+		var ok bool
+		if k, ok = LayoutKey(v); !ok {
+			return -1
+		}
 	}
-	k := fmt.Sprint(v.Type.DType.Bits(), dims)
 	id, ok := keys[k]
 	if !ok {
 		id = int32(len(keys))
 		keys[k] = id
 	}
 	return id
+}
+
+// LayoutKey is ONNX Runtime's allocation planner's condition for reusing
+// a freed buffer (Options.Reuse): two values share a key when they have
+// the same element size and the same static shape. ok is false for a value
+// that never takes a freed buffer: not a tensor, a shape not static, or a
+// scalar.
+func LayoutKey(v *ir.Value) (key string, ok bool) {
+	dims, ok := v.Type.Dims()
+	if !ok || len(dims) == 0 || v.Type.Kind != ir.KindTensor {
+		return "", false
+	}
+	return fmt.Sprint(v.Type.DType.Bits(), dims), true
 }
 
 // sameLayout reports whether in and out have the same element size and the

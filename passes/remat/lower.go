@@ -22,13 +22,19 @@ type LowerOptions struct {
 	// run, their values are resident throughout, and recomputing one could
 	// save nothing (memory.Options.ConstantsAsParams).
 	ConstantNodes bool
+	// Reuse lowers the problem under ONNX Runtime's allocation planner
+	// (Problem.Reuse, memory.Options.Reuse): each part keyed by its
+	// value's element size and static shape (memory.LayoutKey), so that
+	// plans are made, checked and bounded under the buffer reuse the
+	// runtime really does.
+	Reuse bool
 }
 
 // Memory returns the memory.Options under which passes/memory.Simulate
 // computes, on the IR graph, the same bytes as Check on the lowered
 // problem (with Mapping.Sequence as the sequence).
 func (o LowerOptions) Memory() memory.Options {
-	return memory.Options{CountInputs: o.CountInputs, CountParams: o.CountParams, ConstantsAsParams: !o.ConstantNodes}
+	return memory.Options{CountInputs: o.CountInputs, CountParams: o.CountParams, ConstantsAsParams: !o.ConstantNodes, Reuse: o.Reuse}
 }
 
 // Mapping relates the nodes of a lowered problem to the IR nodes they came
@@ -143,6 +149,10 @@ func Lower(g *ir.Graph, cost func(*ir.Node) float64, opts LowerOptions) (*Proble
 	// part[v.ID] is the part index of a value produced by a problem node.
 	part := make([]int32, g.NumValues())
 	multi := false
+	keys := map[string]int32{}
+	if opts.Reuse {
+		p.Reuse = make([][]int32, N)
+	}
 	for i, n := range m.Nodes {
 		var parts []int64
 		for _, o := range n.Outputs {
@@ -152,6 +162,9 @@ func Lower(g *ir.Graph, cost func(*ir.Node) float64, opts LowerOptions) (*Proble
 			part[o.ID] = int32(len(parts))
 			b := size(o)
 			parts = append(parts, b)
+			if opts.Reuse {
+				p.Reuse[i] = append(p.Reuse[i], reuseKey(o, keys))
+			}
 			m.Outputs[i] = append(m.Outputs[i], o)
 			p.Bytes[i] += b
 		}
@@ -334,4 +347,19 @@ func sortParts(rs []Part) []Part {
 		return int(a.Index - b.Index)
 	})
 	return slices.Compact(rs)
+}
+
+// reuseKey numbers v's layout (memory.LayoutKey) in keys, in the order the
+// layouts first appear; -1 when v takes no freed buffer.
+func reuseKey(v *ir.Value, keys map[string]int32) int32 {
+	k, ok := memory.LayoutKey(v)
+	if !ok {
+		return -1
+	}
+	id, ok := keys[k]
+	if !ok {
+		id = int32(len(keys))
+		keys[k] = id
+	}
+	return id
 }

@@ -11,9 +11,11 @@ import (
 // per problem node, one output per part, a u8 tensor of exactly the part's
 // bytes; inputs are the parts the node reads; graph outputs are the output
 // parts. Its ops are of a domain the op table does not know, which the
-// zero memory.Options never consult (no views, no in-place reuse, no
+// memory.Options used here never consult (no views, no in-place reuse, no
 // workspace): the model is pure liveness, Checkmate's eq. (2)–(3) with
-// the frees of Algorithm 1 hoisted to the last use.
+// the frees of Algorithm 1 hoisted to the last use, or, with
+// Problem.Reuse, that plus the allocation planner's buffer reuse
+// (ReuseModel), the shadow's values keyed by Problem.Reuse.
 type shadow struct {
 	g     *ir.Graph
 	nodes []*ir.Node
@@ -62,7 +64,18 @@ func simulate(p *Problem, seq []int32) (*memory.Result, *shadow, error) {
 	for k, i := range seq {
 		nodes[k] = s.nodes[i]
 	}
-	res, err := memory.Simulate(s.g, nodes, memory.Options{})
+	var opts memory.Options
+	if p.Reuse != nil {
+		opts.Reuse = true
+		opts.ReuseKey = func(v *ir.Value) int64 {
+			if int(v.ID) >= len(s.part) || s.part[v.ID].Node < 0 {
+				return -1
+			}
+			r := s.part[v.ID]
+			return int64(p.Reuse[r.Node][r.Index])
+		}
+	}
+	res, err := memory.Simulate(s.g, nodes, opts)
 	if err != nil {
 		return nil, nil, err
 	}

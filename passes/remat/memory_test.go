@@ -114,6 +114,8 @@ var lowerOptionSets = []remat.LowerOptions{
 	{CountInputs: true, CountParams: true},
 	{ConstantNodes: true},
 	{ConstantNodes: true, CountParams: true},
+	{Reuse: true},
+	{Reuse: true, CountInputs: true, CountParams: true},
 }
 
 func TestCheckEqualsSimulate(t *testing.T) {

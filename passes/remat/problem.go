@@ -71,6 +71,16 @@ type Problem struct {
 	// that are graph outputs; the nodes it names are exactly Outputs. When
 	// nil every part of every Outputs node is a graph output.
 	OutputParts []Part
+	// Reuse, when not nil, puts the plan under the buffer reuse of the
+	// target runtime's allocator instead of plain liveness: ONNX Runtime's
+	// allocation planner (passes/memory, Options.Reuse), which keeps a
+	// freed buffer for a later value of the same layout. Reuse[i][k] is
+	// the reuse key of part k of node i (one entry per part; parts with
+	// the same key have the same bytes), -1 for a part that never takes a
+	// freed buffer. See ReuseModel for the semantics. The memory of a plan
+	// under Reuse is at least its liveness memory at every step, so every
+	// liveness bound stays a bound.
+	Reuse [][]int32
 }
 
 // Part is one output of a node: Index counts the node's present outputs.
@@ -135,6 +145,43 @@ func (p *Problem) OutputPartList() []Part {
 	return out
 }
 
+// ReuseModel documents the memory of a plan when Problem.Reuse is set,
+// the model of ONNX Runtime's allocation planner (sequential execution,
+// memory pattern off) that passes/memory implements for IR graphs.
+//
+// Every computation creates a new instance of each part, as under
+// liveness, and places it in a buffer. When an instance dies (after its
+// last reader; right after its own step when nothing reads it), its
+// buffer goes onto its key's free list; a later instance of the same key
+// takes the most recently freed buffer on the list instead of a new one
+// (the outputs of a step in part order, before the step's deaths; the
+// deaths of a step in the order its node reads them, then its unread
+// outputs). A buffer is allocated from its first instance to the last
+// step that reads any instance placed in it: so a freed buffer that a
+// later instance takes stays allocated in between, one that nothing
+// takes is released at its death. An instance nothing reads keeps its
+// buffer to the end of the sequence unless a later instance takes it and
+// is read (the planner plans no release for a buffer that nothing reads).
+// The last instance of a graph-output part gets a buffer of its own and
+// keeps it to the end; parts of key -1 never take a listed buffer.
+//
+// A recomputation therefore saves memory only where no value of its
+// layout takes its freed buffer across the peak: dropping a forward
+// activation whose layout recurs only in the backward pass frees nothing
+// under this model, while liveness counts it freed.
+const ReuseModel = "reuse"
+
+// Liveness returns p without Reuse: the same plans under plain liveness,
+// whose memory is at most p's at every step (a relaxation).
+func (p *Problem) Liveness() *Problem {
+	if p.Reuse == nil {
+		return p
+	}
+	q := *p
+	q.Reuse = nil
+	return &q
+}
+
 // Refined reports whether the problem uses the multi-output refinement.
 func (p *Problem) Refined() bool {
 	return p.Parts != nil || p.Reads != nil || p.OutputParts != nil
@@ -145,7 +192,7 @@ func (p *Problem) Refined() bool {
 // its outputs. It is what a solver that ignores Parts optimises.
 func (p *Problem) Coarse() *Problem {
 	q := *p
-	q.Parts, q.Reads, q.OutputParts = nil, nil, nil
+	q.Parts, q.Reads, q.OutputParts, q.Reuse = nil, nil, nil, nil
 	return &q
 }
 
@@ -283,5 +330,36 @@ func (p *Problem) validateParts(add func(string, ...any)) {
 	}
 	if p.OutputParts != nil {
 		nodesOf("OutputParts", p.OutputParts, p.Outputs)
+	}
+	if p.Reuse != nil {
+		p.validateReuse(add)
+	}
+}
+
+func (p *Problem) validateReuse(add func(string, ...any)) {
+	if len(p.Reuse) != len(p.Deps) {
+		add("Reuse has %d entries for %d nodes", len(p.Reuse), len(p.Deps))
+		return
+	}
+	keyBytes := map[int32]int64{}
+	for i, ks := range p.Reuse {
+		if len(ks) != p.NumParts(i) {
+			add("Reuse[%d] has %d keys for the %d part(s) of node %s", i, len(ks), p.NumParts(i), p.Name(i))
+			continue
+		}
+		for k, key := range ks {
+			if key < -1 {
+				add("Reuse[%d][%d] is %d; want a key ≥ 0, or -1 for none", i, k, key)
+				continue
+			}
+			if key < 0 {
+				continue
+			}
+			b := p.PartBytes(i, k)
+			if have, ok := keyBytes[key]; ok && have != b {
+				add("reuse key %d has parts of %d and %d bytes (part %d of node %s); parts of one key must have the same bytes", key, have, b, k, p.Name(i))
+			}
+			keyBytes[key] = b
+		}
 	}
 }

@@ -494,7 +494,7 @@ func (s *state) spurious(i, t int32) bool {
 	k := index(s.comp[i], t)
 	np := int(s.g.parts(i))
 	for q := range np {
-		if e := s.ends[i][k*np+q]; e.stage != t || e.node != i {
+		if e := s.death(i, k, int32(q)); e.stage != t || e.node != i {
 			return false
 		}
 	}
@@ -566,7 +566,7 @@ func (s *state) needed(i, t int32) bool {
 	var gain int64
 	lo := int32(-1)
 	for q := range np {
-		if e := s.ends[i][k*np+q]; e.stage == t && e.node == i {
+		if e := s.death(i, k, int32(q)); e.stage == t && e.node == i {
 			continue // nothing reads this part: its earlier instance stays as it is
 		}
 		gain += g.bytes[g.partBase[i]+int32(q)]

@@ -70,6 +70,12 @@ type graph struct {
 	users    [][]int32 // node → the nodes reading any of its parts, increasing
 	deps     [][]int32 // node → the nodes it reads, increasing
 	isOut    []bool    // node → has an output part
+	// Under remat.Problem.Reuse (reuse.go): key is each part's reuse key
+	// (−1: none), keyParts each key's parts, increasing.
+	reuse    bool
+	key      []int32
+	keyParts [][]int32
+	shared   []bool // key → instances may take each other's buffers
 }
 
 func newGraph(p *remat.Problem) *graph {
@@ -106,6 +112,9 @@ func newGraph(p *remat.Problem) *graph {
 		g.outPart[g.partBase[r.Node]+r.Index] = true
 		g.isOut[r.Node] = true
 	}
+	if p.Reuse != nil {
+		g.initReuse(p)
+	}
 	return g
 }
 
@@ -131,6 +140,17 @@ type state struct {
 	extra float64 // the cost of the recomputations
 	nRec  int     // the number of recomputations
 
+	// Under reuse (reuse.go): deaths[i] are the instances' deaths, laid
+	// out as ends (whose entries are then their buffers' ends); held[t]
+	// lists the instances whose buffer end lies in stage t and is not
+	// their death; dirtyKeys the keys to match again at the end of a move.
+	deaths    [][]pos
+	held      [][]heldRef
+	dirtyKeys []int32
+	keyStamp  []uint32
+	ev        []event // scratch for rematch
+	buf       []int32 // scratch for rematch
+
 	dirty   []int32 // stages whose local must be recomputed
 	stamp   []uint32
 	stampID uint32
@@ -141,6 +161,11 @@ func newState(g *graph, capBytes int64) *state {
 	s := &state{g: g, cap: capBytes,
 		comp: make([][]int32, g.n), ends: make([][]pos, g.n), x: make([][]int32, g.n),
 		cross: make([]int64, g.n), local: make([]int64, g.n), stamp: make([]uint32, g.n)}
+	if g.reuse {
+		s.deaths = make([][]pos, g.n)
+		s.held = make([][]heldRef, g.n)
+		s.keyStamp = make([]uint32, len(g.keyParts))
+	}
 	return s
 }
 
@@ -165,12 +190,20 @@ func (s *state) load(stages [][]int32) {
 	// cross from a difference array: each instance adds its bytes over
 	// the stages (start, end stage].
 	clear(s.cross)
+	if g.reuse {
+		s.loadReuse()
+	}
 	for i := range g.n {
 		np := int(g.parts(int32(i)))
 		e := s.ends[i][:0]
 		for k, a := range s.comp[i] {
 			for j := range np {
-				end := s.instanceEnd(int32(i), k, int32(j))
+				var end pos
+				if g.reuse {
+					end = s.ends[i][k*np+j]
+				} else {
+					end = s.instanceEnd(int32(i), k, int32(j))
+				}
 				e = append(e, end)
 				if to := min(end.stage, int32(g.n-1)); to > a {
 					b := g.bytes[g.partBase[i]+int32(j)]
@@ -316,6 +349,7 @@ func (s *state) beginMove() {
 	s.stampID++
 	if s.stampID == 0 {
 		clear(s.stamp)
+		clear(s.keyStamp)
 		s.stampID = 1
 	}
 	s.dirty = s.dirty[:0]
@@ -323,6 +357,9 @@ func (s *state) beginMove() {
 
 // endMove recomputes the local term of the dirty stages.
 func (s *state) endMove() {
+	if s.g.reuse {
+		s.rematchDirty()
+	}
 	for _, t := range s.dirty {
 		old := s.cross[t] + s.local[t] - s.cap
 		s.local[t] = s.computeLocal(t)
@@ -334,9 +371,24 @@ func (s *state) endMove() {
 // refresh recomputes the end of part j of node i's k-th instance and
 // applies the change.
 func (s *state) refresh(i int32, k int, j int32) {
+	now := s.instanceEnd(i, k, j)
+	if s.g.reuse {
+		// The buffer's end follows at the end of the move (rematch).
+		d := &s.deaths[i][k*int(s.g.parts(i))+int(j)]
+		if *d != now {
+			*d = now
+			s.dirtyKey(i, j)
+		}
+		return
+	}
+	s.setEnd(i, k, j, now)
+}
+
+// setEnd moves the end of part j of node i's k-th instance to now,
+// updating cross and marking the stages whose local changes.
+func (s *state) setEnd(i int32, k int, j int32, now pos) {
 	np := int(s.g.parts(i))
 	e := &s.ends[i][k*np+int(j)]
-	now := s.instanceEnd(i, k, j)
 	if now == *e {
 		return
 	}
@@ -384,10 +436,21 @@ func (s *state) add(i, t int32) {
 	for range np {
 		// No bytes held beyond its own step yet; refresh sets the end.
 		s.ends[i] = slices.Insert(s.ends[i], k*np, pos{t, i})
+		if g.reuse {
+			s.deaths[i] = slices.Insert(s.deaths[i], k*np, pos{t, i})
+		}
+	}
+	if g.reuse {
+		for j := range int32(np) {
+			s.dirtyKey(i, j)
+		}
 	}
 	xt := s.x[t]
 	q, _ := slices.BinarySearch(xt, i)
 	s.x[t] = slices.Insert(xt, q, i)
+	if g.reuse {
+		s.touchNext(i, t)
+	}
 	s.markDirty(t)
 	for j := range int32(np) {
 		s.refresh(i, k-1, j)
@@ -410,12 +473,22 @@ func (s *state) remove(i, t int32) {
 		e := s.ends[i][k*np+j]
 		s.bump(t, e.stage, -g.bytes[g.partBase[i]+int32(j)])
 		s.markDirty(e.stage)
+		if g.reuse {
+			s.unhold(i, t, int32(j), e.stage)
+			s.dirtyKey(i, int32(j))
+		}
 	}
 	s.comp[i] = slices.Delete(c, k, k+1)
 	s.ends[i] = slices.Delete(s.ends[i], k*np, (k+1)*np)
+	if g.reuse {
+		s.deaths[i] = slices.Delete(s.deaths[i], k*np, (k+1)*np)
+	}
 	xt := s.x[t]
 	q := index(xt, i)
 	s.x[t] = slices.Delete(xt, q, q+1)
+	if g.reuse {
+		s.touchNext(i, t)
+	}
 	s.markDirty(t)
 	for j := range int32(np) {
 		s.refresh(i, k-1, j)
@@ -468,6 +541,17 @@ func (s *state) computeLocal(t int32) int64 {
 			if e := s.ends[d][k*np+int(v-g.partBase[d])]; e.stage == t && e.node == r {
 				diff[q+1] -= g.bytes[v]
 			}
+		}
+	}
+	if s.held != nil {
+		for _, h := range s.held[t] {
+			if h.at >= t {
+				continue // allocated in this stage: counted above
+			}
+			np := int(g.parts(h.node))
+			k := index(s.comp[h.node], h.at)
+			e := s.ends[h.node][k*np+int(h.part)]
+			diff[at(e.node)+1] -= g.bytes[g.partBase[h.node]+h.part]
 		}
 	}
 	var run, best int64

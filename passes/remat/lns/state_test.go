@@ -108,8 +108,52 @@ func compare(t *testing.T, what string, p *remat.Problem, s *state, capBytes int
 // incrementally and checks again after each.
 func TestEvaluatorMatchesEvaluate(t *testing.T) {
 	for _, c := range evalProblems(t) {
-		t.Run(c.Name, func(t *testing.T) {
-			p := c.Problem
+		t.Run(c.Name, func(t *testing.T) { checkEvaluator(t, c.Problem) })
+		t.Run(c.Name+"/reuse", func(t *testing.T) {
+			checkEvaluator(t, withReuse(c.Problem, rand.New(rand.NewPCG(2, uint64(c.Problem.N())))))
+		})
+	}
+}
+
+// withReuse returns a copy of p under remat.Problem.Reuse: every part's
+// bytes drawn from three sizes, and the parts of one size sharing a key
+// (one in five without a key), so that freed buffers are taken often.
+func withReuse(p *remat.Problem, rng *rand.Rand) *remat.Problem {
+	q := *p
+	n := p.N()
+	q.Bytes = make([]int64, n)
+	q.Reuse = make([][]int32, n)
+	if p.Parts != nil {
+		q.Parts = make([][]int64, n)
+	}
+	for i := range n {
+		np := p.NumParts(i)
+		keys := make([]int32, np)
+		parts := make([]int64, np)
+		for k := range np {
+			c := rng.IntN(3)
+			parts[k] = 8 << c
+			keys[k] = int32(c)
+			if rng.IntN(5) == 0 {
+				keys[k] = -1
+			}
+			q.Bytes[i] += parts[k]
+		}
+		if np >= 2 {
+			q.Parts[i] = parts
+		}
+		q.Reuse[i] = keys
+	}
+	if err := q.Validate(); err != nil {
+		panic(err)
+	}
+	return &q
+}
+
+// checkEvaluator is TestEvaluatorMatchesEvaluate on one problem.
+func checkEvaluator(t *testing.T, p *remat.Problem) {
+	{
+		{
 			n := p.N()
 			if n == 0 {
 				t.Skip("empty")
@@ -149,6 +193,6 @@ func TestEvaluatorMatchesEvaluate(t *testing.T) {
 					t.Fatalf("trial %d: reloading the plan changes cross or local", trial)
 				}
 			}
-		})
+		}
 	}
 }
