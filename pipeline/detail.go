@@ -15,7 +15,6 @@ import (
 
 // fitDetail is what Fit records for Detail while it runs.
 type fitDetail struct {
-	keep []string // FitOptions.Keep
 	// original is the target's timeline of the graph before the fit
 	// (FitOptions.Timelines), nil when not recorded; originalErr says why
 	// the target could not simulate it.
@@ -26,7 +25,6 @@ type fitDetail struct {
 // record keeps, before the fit rewrites m's graph, what Detail needs of
 // it.
 func (d *fitDetail) record(m *Model, f *Fit, o FitOptions) {
-	d.keep = o.Keep
 	tl, ok := o.Target.(targets.Timeliner)
 	if !o.Timelines || !ok || f.TargetErr != nil || f.Original == nil {
 		return
@@ -60,8 +58,7 @@ func series(sim *memory.Result, seq []*ir.Node) report.Series {
 //     order its runtime runs the written models (the liveness target's
 //     own timeline would repeat the first and is left out);
 //   - the plan's R matrix (report.Compile.PlanStages);
-//   - for the nodes Options.Keep pinned, whether -keep or the target's
-//     refinement pinned them, and why the refinement did.
+//   - for the nodes Options.Keep pinned, that -keep pinned them.
 //
 // m is the model f fitted (its graph is the rewrite).
 func (f *Fit) Detail(m *Model, r *report.Compile) error {
@@ -83,7 +80,7 @@ func (f *Fit) Detail(m *Model, r *report.Compile) error {
 		rw = append(rw, p.Name(int(i)))
 	}
 	r.Timelines = append(r.Timelines[:0], report.Timeline{
-		Model: report.ModelLiveness, Description: report.LivenessModel, Source: report.SourcePredicted,
+		Model: report.ModelLiveness, Description: r.MemoryModel, Source: report.SourcePredicted,
 		BudgetBytes: res.BudgetBytes,
 		Original:    report.NewSeries(orig, slices.Clone(base.During)),
 		Rewrite:     report.NewSeries(rw, slices.Clone(res.Check.During)),
@@ -104,17 +101,10 @@ func (f *Fit) Detail(m *Model, r *report.Compile) error {
 			r.PlanStages[t] = append(r.PlanStages[t], int32(i))
 		}
 	}
-	refined := f.KeptNodes()
 	for i := range r.Nodes {
-		n := &r.Nodes[i]
-		if !strings.HasSuffix(n.Why, remat.WhyPinned) {
-			continue
+		if n := &r.Nodes[i]; strings.HasSuffix(n.Why, remat.WhyPinned) {
+			n.Why = strings.TrimSuffix(n.Why, remat.WhyPinned) + "pinned by -keep"
 		}
-		why := "pinned by -keep"
-		if slices.Contains(refined, n.Node) && !slices.Contains(f.detail.keep, n.Node) {
-			why = fmt.Sprintf("the %s refinement pinned it: recomputing it saved nothing at the peak of the target's allocator (its buffer, or one of its shape, stays allocated for a later value)", noteLabel(f.Target))
-		}
-		n.Why = strings.TrimSuffix(n.Why, remat.WhyPinned) + why
 	}
 	return nil
 }

@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"maps"
-	"slices"
 	"strings"
 	"time"
 
@@ -31,10 +29,6 @@ const DefaultProfile = "v100-16gb"
 
 // DefaultTimeLimit bounds the solver when FitOptions.TimeLimit is 0.
 const DefaultTimeLimit = 60 * time.Second
-
-// DefaultRefineSolves bounds the refinement's extra solves when
-// FitOptions.RefineSolves is 0.
-const DefaultRefineSolves = 6
 
 // Targets lists the targets, the default for ONNX models (ort) first;
 // tfjs is the default for TensorFlow graphs (Model.DefaultTarget).
@@ -73,9 +67,6 @@ type FitOptions struct {
 	// Keep names nodes whose outputs the plan must never recompute. An
 	// unknown name is an *OptionError.
 	Keep []string
-	// RefineSolves bounds the target's refinement (see Refinement): 0
-	// means DefaultRefineSolves, a negative value turns it off.
-	RefineSolves int
 	// ReachProbes bounds the fits of the search that a *TargetError runs
 	// for the smallest peak the target reaches at a looser budget
 	// (TargetError.Reach): 0 means DefaultReachProbes, a negative value
@@ -130,7 +121,7 @@ func ParseOrder(s string) (Order, error) {
 }
 
 // Fit is what Fit did: the remat pass's result, the target's predictions
-// and writing, and the refinement's solves.
+// and writing.
 type Fit struct {
 	// Remat is the remat pass's result for the chosen plan (its Problem
 	// is set even when Fit fails, once the problem was built).
@@ -158,11 +149,7 @@ type Fit struct {
 	// when it recomputes something or the order changed (an empty
 	// rewrite then), nil when the graph is written unforced.
 	Rewrite *remat.RewriteResult
-	// Refinement lists the solves of the target's refinement, the first
-	// solve included; empty when it did not run.
-	Refinement []report.RefineStep
-	// Notes are messages for the user about what Fit did (the
-	// refinement's choices), in order.
+	// Notes are messages for the user about what Fit did, in order.
 	Notes []string
 	// TimeLimit is the time limit each solve had.
 	TimeLimit time.Duration
@@ -197,9 +184,6 @@ func (m *Model) Fit(ctx context.Context, o FitOptions) (*Fit, error) {
 	}
 	if o.TimeLimit < 0 {
 		return nil, optionErrorf("-time-limit %v: want a positive duration such as 60s", o.TimeLimit)
-	}
-	if o.RefineSolves == 0 {
-		o.RefineSolves = DefaultRefineSolves
 	}
 	keep, err := keepSet(o.Keep, m.Graph)
 	if err != nil {
@@ -268,13 +252,6 @@ func (m *Model) Fit(ctx context.Context, o FitOptions) (*Fit, error) {
 	if err != nil {
 		return f, err
 	}
-	if f.TargetErr == nil && o.RefineSolves > 0 && f.Remat.Recomputations > 0 {
-		if r, ok := o.Target.(refiner); ok {
-			if err := m.refine(ctx, f, r, keep, o); err != nil {
-				return f, err
-			}
-		}
-	}
 	f.Rewrite = f.Remat.Rewrite
 	switch {
 	case f.Rewrite != nil && len(f.Rewrite.Recomputes) == 0 && !f.Reordered:
@@ -306,7 +283,7 @@ type TargetError struct {
 }
 
 func (e *TargetError) Error() string {
-	s := fmt.Sprintf("the plan fits the budget of %s under the solver's liveness model but does not lower the peak on the %s target: %s there against the original's %s (its allocator does not turn these recomputations into savings)",
+	s := fmt.Sprintf("the plan fits the budget of %s under the solver's memory model but does not lower the peak on the %s target: %s there against the original's %s (its allocator does not turn these recomputations into savings)",
 		remat.FormatBytes(e.BudgetBytes), e.Target, remat.FormatBytes(e.PeakBytes), remat.FormatBytes(e.OriginalBytes))
 	if e.Reach != nil {
 		s += "; " + e.Reach.describe(e.Target)
@@ -386,7 +363,8 @@ func (m *Model) solve(ctx context.Context, g *ir.Graph, keep map[string]bool, o 
 	pass := remat.NewPass(remat.Options{
 		Solver: o.Solver, Profile: o.Profile, Budget: o.Budget, TimeLimit: o.TimeLimit,
 		Progress: o.Progress, Result: res, Start: o.Start,
-		Keep: func(n *ir.Node) bool { return keep[n.Name] },
+		Memory: remat.LowerOptions{Reuse: o.Target.Memory().Reuse},
+		Keep:   func(n *ir.Node) bool { return keep[n.Name] },
 	})
 	_, err := passes.Run(ctx, g, []*passes.Pass{pass}, po)
 	return res, err
@@ -411,165 +389,6 @@ func keepSet(names []string, g *ir.Graph) (map[string]bool, error) {
 	return keep, nil
 }
 
-// refiner is a target whose runtime's allocator can refuse a plan's
-// saving, and that can name the recomputations responsible
-// (targets/ort Target.Culprits).
-type refiner interface {
-	Culprits(g *ir.Graph, rw *remat.RewriteResult) (peak int64, culprits []string, err error)
-}
-
-// refine steers the plan towards savings that the target's allocator
-// really makes.
-//
-// ONNX Runtime's allocation planner does not return a dead buffer to the
-// arena when a later value of the same element size and shape will take
-// it: the buffer stays allocated in between (passes/memory,
-// Options.Reuse). A recomputation therefore saves nothing under ORT where
-// its value's buffer, or one of the same shape, waits across the peak for
-// the recomputation itself to take it. U-Net's full-resolution
-// activations are the example: their shape recurs only in the backward
-// pass, so dropping them in the middle of the run frees nothing that ORT
-// gives back. The solvers optimise the liveness model (Checkmate eq. 2–3)
-// and cannot see this.
-//
-// The refinement checks each plan under the target's model in the order
-// its runtime runs the written model. When the predicted peak keeps less
-// than 80% of the plan's liveness saving (verify's bar, in proportion), it
-// names the recomputations that do not pay at the target's peak
-// (refiner.Culprits), marks them kept (remat.Options.Keep) and solves
-// again on a fresh build of the graph, so that the solver looks for
-// savings elsewhere. It stops when the bar is met, when nothing new is to
-// be kept, after RefineSolves extra solves, after the time limit, or when
-// the solver finds no plan with the new keeps; it keeps the plan with the
-// least predicted peak (ties: the least overhead) in m.Graph and
-// f.Remat. The choice depends only on the plans, so it is as
-// deterministic as the solver.
-func (m *Model) refine(ctx context.Context, f *Fit, r refiner, keep map[string]bool, o FitOptions) error {
-	keep = maps.Clone(keep)
-	before := f.Original.PeakBytes
-	type cand struct {
-		g    *ir.Graph
-		res  *remat.Result
-		peak int64
-		step int // its index in steps
-	}
-	g, res := m.Graph, f.Remat
-	var best *cand
-	var steps []report.RefineStep
-	var added []string
-	quiet := m.passOptions()
-	quiet.Dump = nil
-	start := time.Now()
-	for k := 0; ; k++ {
-		peak, culprits, err := r.Culprits(g, res.Rewrite)
-		if err != nil {
-			return err
-		}
-		steps = append(steps, report.RefineStep{Solve: k, KeptNodes: added, PeakBytes: res.AfterPeakBytes, ORTPeakBytes: peak, OverheadPercent: res.OverheadPercent})
-		if best == nil || peak < best.peak || peak == best.peak && res.OverheadSeconds < best.res.OverheadSeconds {
-			best = &cand{g, res, peak, len(steps) - 1}
-		}
-		if keepsEnough(before, res, peak) {
-			break
-		}
-		if k == 0 {
-			f.Notes = append(f.Notes, fmt.Sprintf("%s: the plan keeps %s of its predicted saving under the target's allocator (%s → %s); re-solving without the recomputations it would not free",
-				noteLabel(f.Target), keptShare(before, peak, res), remat.FormatBytes(before), remat.FormatBytes(peak)))
-		}
-		added = added[:0:0]
-		for _, name := range culprits {
-			if !keep[name] {
-				keep[name] = true
-				added = append(added, name)
-			}
-		}
-		switch {
-		case k == o.RefineSolves:
-			steps[k].Note = fmt.Sprintf("stopped after %d re-solves (-ort-refine)", k)
-		case time.Since(start) > o.TimeLimit:
-			steps[k].Note = "stopped: the refinement has used up -time-limit"
-		case len(added) == 0:
-			steps[k].Note = "stopped: no recomputation left that ORT's planner would not free at its peak"
-		}
-		if steps[k].Note != "" {
-			break
-		}
-		n, err := m.Rebuild(ctx)
-		if err == nil {
-			err = n.redo(ctx, f, o)
-		}
-		var res2 *remat.Result
-		if err == nil {
-			res2, err = m.solve(ctx, n.Graph, keep, o, quiet)
-		}
-		var ib *remat.InfeasibleBudgetError
-		switch {
-		case errors.As(err, &ib):
-			steps = append(steps, report.RefineStep{Solve: k + 1, KeptNodes: added, Note: "no plan within the budget with these nodes kept: " + err.Error()})
-		case errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded):
-			// Interrupted: the plans so far stand (the solvers are anytime).
-			steps = append(steps, report.RefineStep{Solve: k + 1, KeptNodes: added, Note: "interrupted: " + err.Error()})
-		case err != nil:
-			return err
-		}
-		if err != nil {
-			break
-		}
-		g, res = n.Graph, res2
-	}
-	steps[best.step].Chosen = true
-	if best.step > 0 {
-		kept := 0
-		for _, st := range steps[:best.step+1] {
-			kept += len(st.KeptNodes)
-		}
-		f.Notes = append(f.Notes, fmt.Sprintf("%s: re-solve %d of %d chosen, %d node(s) kept: %s predicted under the target's allocator",
-			noteLabel(f.Target), best.step, len(steps)-1, kept, remat.FormatBytes(best.peak)))
-	}
-	m.Graph, f.Remat, f.Refinement = best.g, best.res, steps
-	return nil
-}
-
-// noteLabel is the prefix of the refinement's notes: the runtime.
-func noteLabel(t targets.Target) string {
-	if t.Name() == "ort" {
-		return "onnxruntime"
-	}
-	return t.Name()
-}
-
-// keepsEnough reports whether the target's peak keeps at least 80% of the
-// plan's liveness saving, in proportion to the original's target peak.
-func keepsEnough(before int64, res *remat.Result, peak int64) bool {
-	if res.BeforePeakBytes <= 0 || res.AfterPeakBytes >= res.BeforePeakBytes {
-		return true
-	}
-	want := 0.8 * float64(before) * float64(res.BeforePeakBytes-res.AfterPeakBytes) / float64(res.BeforePeakBytes)
-	return float64(before-peak) >= want
-}
-
-// keptShare says which share of the plan's liveness saving the target's
-// peak keeps.
-func keptShare(before, peak int64, res *remat.Result) string {
-	want := float64(before) * float64(res.BeforePeakBytes-res.AfterPeakBytes) / float64(max(res.BeforePeakBytes, 1))
-	if want <= 0 {
-		return "all"
-	}
-	return fmt.Sprintf("%.0f%%", 100*float64(before-peak)/want)
-}
-
-// KeptNodes counts the nodes the refinement kept up to its chosen solve.
-func (f *Fit) KeptNodes() []string {
-	var out []string
-	for _, st := range f.Refinement {
-		out = append(out, st.KeptNodes...)
-		if st.Chosen {
-			break
-		}
-	}
-	return slices.Clip(out)
-}
-
 // Report builds the JSON report of the fit of m written to output; budget
 // is the budget as the user gave it.
 func (f *Fit) Report(m *Model, output, budget string) *report.Compile {
@@ -577,7 +396,6 @@ func (f *Fit) Report(m *Model, output, budget string) *report.Compile {
 	r.Model, r.Output, r.Budget = m.Name, output, budget
 	r.TimeLimitSeconds = f.TimeLimit.Seconds()
 	r.Target, r.TargetModel = f.Target.Name(), f.Target.Describe()
-	r.ORTRefinement = f.Refinement
 	if t := f.Tiled; t != nil {
 		r.Tiling = &report.Tiling{BudgetBytes: f.tileBudget, PeakBeforeBytes: t.PeakBefore, PeakAfterBytes: t.PeakAfter, PeakNode: t.PeakNode}
 		if t.CostBefore > 0 {

@@ -36,10 +36,8 @@ type compileOptions struct {
 	timeLimit time.Duration
 	report    string
 	emitMILP  string
-	// keep names nodes never to recompute (-keep); ortRefine bounds the
-	// extra solves of the ONNX Runtime refinement (-ort-refine, 0: off).
-	keep      string
-	ortRefine int
+	// keep names nodes never to recompute (-keep).
+	keep string
 	// order is -order (pipeline.Order); arena the -arena sidecar file.
 	order string
 	// tile is -tile (pipeline.Tile), tileMaxExtra -tile-max-extra and
@@ -57,7 +55,7 @@ type compileOptions struct {
 func compileCmd() *command {
 	return &command{
 		name:  "compile",
-		usage: "model.onnx|graph.pb|model.json -o out [-budget 70%|512MiB|device|sweep[:FROM-TO:STEP]] [-target ort|tfjs|liveness] [-solver auto|NAME] [-profile NAME|file.yaml] [-time-limit 60s] [-report plan.json|plan.html] [-verify] [-sweep-svg sweep.svg] [-emit-milp model.lp|.mps] [-train [-loss sum|mean|mse:TARGET|softmax-xent:LABEL] [-trainable all|NAME,...] [-optimizer sgd:LR]] [-keep NODE,...] [-ort-refine N] [-order file|auto] [-tile auto|off] [-tile-max-extra F] [-ort-block 8|16] [-arena plan.json] [-input-shape name=DIMS] [-dim sym=N] [-d check,dump]",
+		usage: "model.onnx|graph.pb|model.json -o out [-budget 70%|512MiB|device|sweep[:FROM-TO:STEP]] [-target ort|tfjs|liveness] [-solver auto|NAME] [-profile NAME|file.yaml] [-time-limit 60s] [-report plan.json|plan.html] [-verify] [-sweep-svg sweep.svg] [-emit-milp model.lp|.mps] [-train [-loss sum|mean|mse:TARGET|softmax-xent:LABEL] [-trainable all|NAME,...] [-optimizer sgd:LR]] [-keep NODE,...] [-order file|auto] [-tile auto|off] [-tile-max-extra F] [-ort-block 8|16] [-arena plan.json] [-input-shape name=DIMS] [-dim sym=N] [-d check,dump]",
 		short: "Choose which values to keep and which to recompute so that the model runs within a memory budget, and write the rewritten model (the default command: `remat-compile model.onnx -o out.onnx -budget 70%`).",
 		setup: func(fs *flag.FlagSet) func(context.Context, []string, *Streams) error {
 			o := &compileOptions{}
@@ -79,7 +77,6 @@ func compileCmd() *command {
 			fs.StringVar(&o.ortBlock, "ort-block", "8", "ONNX Runtime's NCHWc channel `block` on the machines the tiled model is for: 8 (AVX2; its outputs stay bitwise on AVX2 and AVX-512 machines) or 16 (AVX-512 only; tiles more freely)")
 			fs.StringVar(&o.order, "order", string(pipeline.OrderFile), "execution `order`: file (the file's) or auto (the order of least peak under the target's memory model, chosen before the plan and forced on the runtime where that lowers its peak)")
 			fs.StringVar(&o.arena, "arena", "", "also write a static arena plan of the written model to `file` (JSON, remat-arena/v1): an offset for every activation in one arena, the bytes an edge runtime must reserve")
-			fs.IntVar(&o.ortRefine, "ort-refine", pipeline.DefaultRefineSolves, "when ONNX Runtime's allocator would keep less than 80% of the plan's predicted saving, re-solve up to `N` times, each time keeping the recomputed values that ORT's planner would hold at its peak anyway (0: off)")
 			return func(ctx context.Context, args []string, st *Streams) error {
 				if len(args) != 1 {
 					return usagef("compile takes one model file, got %d arguments", len(args))
@@ -172,13 +169,9 @@ func runCompile(ctx context.Context, o *compileOptions, path string, st *Streams
 			return err
 		}
 	}
-	refine := o.ortRefine
-	if refine <= 0 {
-		refine = -1
-	}
 	fo := pipeline.FitOptions{
 		Target: target, Profile: prof, Budget: budget, Solver: solver, TimeLimit: o.timeLimit,
-		Keep: splitList(o.keep), RefineSolves: refine, Order: order, Tile: tiling, TileMaxExtra: o.tileMaxExtra, ORTBlock: block, Timelines: o.report != "",
+		Keep: splitList(o.keep), Order: order, Tile: tiling, TileMaxExtra: o.tileMaxExtra, ORTBlock: block, Timelines: o.report != "",
 	}
 	if sweep != nil {
 		return runSweep(ctx, o, m, fo, *sweep, st)

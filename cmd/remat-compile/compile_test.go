@@ -541,19 +541,21 @@ func TestDescribeSources(t *testing.T) {
 	}
 }
 
-// TestCompileORTRefinement: on U-Net's training graph at 70% (64×64,
-// batch 4) the solvers' plans recompute full-resolution activations whose
-// buffers ONNX Runtime's planner keeps for the backward pass anyway; the
-// refinement re-solves with such nodes kept until ORT's allocator really
-// gains. Checked: the chosen plan is predicted to lower ORT's peak, it
-// recomputes none of the nodes the refinement kept, the prediction is
-// that of the written file as ORT runs it (the exporter's helper nodes
-// included), and, with ONNX Runtime present, the measured drop at level
-// disabled reaches 80% of it, with bitwise-equal gradients and every
-// recomputation where the plan put it at both levels.
-func TestCompileORTRefinement(t *testing.T) {
+// TestCompileTargetAware: on U-Net's training graph (64×64, batch 4),
+// where plans made under liveness recompute full-resolution activations
+// whose buffers ONNX Runtime's planner keeps for the backward pass anyway,
+// compile makes one plan under the planner's buffer reuse (the solver's
+// memory model is the target's, remat.Problem.Reuse): the report says so,
+// the plan is predicted to lower ORT's peak by at least 80% of what the
+// solver's model promises for it, the prediction is that of the written
+// file as ORT runs it (the exporter's helper nodes included), and, with
+// ONNX Runtime present, the measured drop at level disabled reaches 80%
+// of it, with bitwise-equal gradients and every recomputation where the
+// plan put it at both levels. A budget the planner cannot reach is
+// refused with the smallest peak reached.
+func TestCompileTargetAware(t *testing.T) {
 	if testing.Short() {
-		t.Skip("solves the U-Net training graph several times; skipped in -short mode")
+		t.Skip("solves the U-Net training graph; skipped in -short mode")
 	}
 	dir := t.TempDir()
 	const model = "zoo:unet:res=64:batch=4"
@@ -561,55 +563,31 @@ func TestCompileORTRefinement(t *testing.T) {
 	if code, stdout, stderr := run(t, "-train", model, "-o", plain, "-solver", "checkpoint-all"); code != exitOK {
 		t.Fatalf("plain: exit %d: %s%s", code, stdout, stderr)
 	}
-	out := filepath.Join(dir, "u70.onnx")
-	code, stdout, stderr := run(t, "-train", model, "-o", out, "-budget", "70%", "-report", out+".json")
+	if code, _, stderr := run(t, "-train", model, "-o", filepath.Join(dir, "no.onnx"), "-budget", "50%"); code != exitFailure || !strings.Contains(stderr, "smallest peak") {
+		t.Errorf("-budget 50%%: exit %d, want %d naming the smallest peak reached: %s", code, exitFailure, stderr)
+	}
+	out := filepath.Join(dir, "u77.onnx")
+	code, stdout, stderr := run(t, "-train", model, "-o", out, "-budget", "77%", "-report", out+".json")
 	if code != exitOK {
 		t.Fatalf("exit %d: %s%s", code, stdout, stderr)
 	}
 	r := readReport(t, out+".json")
-	t.Logf("ORT model %d → %d; refinement %+v", r.ORTBeforePeakBytes, r.ORTAfterPeakBytes, r.ORTRefinement)
+	t.Logf("solver's model %d → %d; ORT model %d → %d", r.BeforePeakBytes, r.AfterPeakBytes, r.ORTBeforePeakBytes, r.ORTAfterPeakBytes)
+	if r.MemoryModel != report.ReuseModel {
+		t.Errorf("memory model %q, want the planner's (%q)", r.MemoryModel, report.ReuseModel)
+	}
+	if r.AfterPeakBytes > r.BudgetBytes || r.Recomputations == 0 {
+		t.Fatalf("plan peak %d over the budget %d, or no recomputation (%d)", r.AfterPeakBytes, r.BudgetBytes, r.Recomputations)
+	}
+	// The ORT model's drop against the plan's own: the plan runs in the
+	// file's order, the original in ORT's, so the solver's "before" is
+	// its own model's peak in the file's order; what must hold is that the
+	// rewrite's ORT peak is the plan's peak, within 5%.
+	if d := r.ORTAfterPeakBytes - r.AfterPeakBytes; 20*d > r.AfterPeakBytes || -20*d > r.AfterPeakBytes {
+		t.Errorf("ORT model of the rewrite %d, the plan's peak %d: more than 5%% apart", r.ORTAfterPeakBytes, r.AfterPeakBytes)
+	}
 	if r.ORTAfterPeakBytes >= r.ORTBeforePeakBytes {
-		t.Errorf("ORT model %d → %d: the refined plan does not lower ORT's peak", r.ORTBeforePeakBytes, r.ORTAfterPeakBytes)
-	}
-	if len(r.ORTRefinement) < 2 || !strings.Contains(stderr, "re-solving without") {
-		t.Fatalf("no re-solve (steps %+v); stderr: %s", r.ORTRefinement, stderr)
-	}
-	// -ort-refine 0 writes the first plan, which ORT gains less from.
-	first := filepath.Join(dir, "first.onnx")
-	if code, stdout, stderr := run(t, "-train", model, "-o", first, "-budget", "70%", "-ort-refine", "0", "-report", first+".json"); code != exitOK {
-		t.Fatalf("-ort-refine 0: exit %d: %s%s", code, stdout, stderr)
-	}
-	if r0 := readReport(t, first+".json"); len(r0.ORTRefinement) != 0 || r0.ORTAfterPeakBytes <= r.ORTAfterPeakBytes {
-		t.Errorf("-ort-refine 0: %d refinement steps, ORT model %d (refined: %d)", len(r0.ORTRefinement), r0.ORTAfterPeakBytes, r.ORTAfterPeakBytes)
-	}
-	kept := map[string]bool{}
-	chosen := 0
-	for _, s := range r.ORTRefinement {
-		if s.Chosen {
-			chosen++
-			if s.ORTPeakBytes != r.ORTAfterPeakBytes {
-				t.Errorf("chosen solve %d: ORT peak %d, report says %d", s.Solve, s.ORTPeakBytes, r.ORTAfterPeakBytes)
-			}
-			break
-		}
-		for _, n := range s.KeptNodes {
-			kept[n] = true
-		}
-	}
-	for _, s := range r.ORTRefinement {
-		if s.Chosen {
-			for _, n := range s.KeptNodes {
-				kept[n] = true
-			}
-		}
-	}
-	if chosen != 1 || len(kept) == 0 {
-		t.Fatalf("%d chosen solves, %d kept nodes: %+v", chosen, len(kept), r.ORTRefinement)
-	}
-	for _, n := range r.Nodes {
-		if kept[n.Node] && n.Decision == "recomputed" {
-			t.Errorf("node %s was kept by the refinement but the plan recomputes it", n.Node)
-		}
+		t.Errorf("ORT model %d → %d: the plan does not lower ORT's peak", r.ORTBeforePeakBytes, r.ORTAfterPeakBytes)
 	}
 	// The written file, as ORT orders it, under the same allocator model.
 	g, err := onnximp.ImportFile(out, onnximp.Options{})

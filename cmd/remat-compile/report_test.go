@@ -181,7 +181,7 @@ func TestSweepInterrupted(t *testing.T) {
 	defer cancel()
 	tty := &cancelOnWrite{word: "solving 80%", cancel: cancel}
 	var stdout strings.Builder
-	code := Main(ctx, []string{"-train", "zoo:unet", "-budget", "sweep", "-time-limit", "20s", "-ort-refine", "0",
+	code := Main(ctx, []string{"-train", "zoo:unet", "-budget", "sweep", "-time-limit", "20s",
 		"-o", filepath.Join(dir, "o.onnx"), "-report", filepath.Join(dir, "p.html"), "-sweep-svg", filepath.Join(dir, "s.svg")},
 		&Streams{In: strings.NewReader(""), Out: &stdout, Err: tty, ErrTTY: true})
 	stderr := tty.seen.String()

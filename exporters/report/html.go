@@ -40,7 +40,7 @@ const DefaultThresholdPercent = 1.0
 //   - the decision table: every value of at least the threshold and every
 //     recomputed one, kept or recomputed (how many times, at what extra
 //     seconds), and why;
-//   - the solvers' attempts, the target's refinement, and how the report
+//   - the solvers' attempts, and how the report
 //     was made (r.Invocation).
 //
 // The same report gives the same bytes.
@@ -213,7 +213,7 @@ func (h *htmlWriter) summary() {
 	for _, k := range slices.Sorted(maps.Keys(r.CostSources)) {
 		costs = append(costs, fmt.Sprintf("%d nodes %s (%s)", r.CostSources[k], esc(k), FormatSeconds(r.CostSecondsBySource[k])))
 	}
-	h.p("<p>Costs: %s, from profile <b>%s</b>. Liveness model: %s. Target model: %s.</p>\n", strings.Join(costs, ", "), esc(r.Profile), esc(r.MemoryModel), esc(r.TargetModel))
+	h.p("<p>Costs: %s, from profile <b>%s</b>. Solver's memory model: %s. Target model: %s.</p>\n", strings.Join(costs, ", "), esc(r.Profile), esc(r.MemoryModel), esc(r.TargetModel))
 	if r.ORTBeforePeakBytes > 0 && r.Recomputations > 0 && r.ORTAfterPeakBytes >= r.ORTBeforePeakBytes {
 		h.p("<p class=\"note bad\">The target's model predicts no saving for this rewrite (%s → %s): its allocator keeps buffers the plan meant to free.</p>\n", formatBytes(r.ORTBeforePeakBytes), formatBytes(r.ORTAfterPeakBytes))
 	}
@@ -375,19 +375,6 @@ func (h *htmlWriter) attempts() {
 			}
 			h.p("<tr><td>%s</td><td>%s</td><td class=\"num\">%s</td><td class=\"num\">%s</td><td class=\"num\">%s</td><td class=\"num\">%.2f s</td><td>%s</td></tr>\n",
 				esc(a.Solver), esc(a.Status), peak, cost, gap, a.ElapsedSeconds, esc(a.Note))
-		}
-		h.p("</table>\n")
-	}
-	if len(r.ORTRefinement) > 0 {
-		h.p("<h2 id=\"refinement\">Target refinement</h2>\n<p>The solves of the target's refinement (%s): each keeps the recomputations whose saving the target's allocator would not deliver, and solves again.</p>\n", srcTag(SourcePredicted))
-		h.p("<table class=\"refinement\">\n<tr><th>solve</th><th>newly kept</th><th class=\"num\">peak (liveness)</th><th class=\"num\">peak (%s)</th><th class=\"num\">overhead</th><th>chosen</th><th>note</th></tr>\n", esc(r.Target))
-		for _, s := range r.ORTRefinement {
-			chosen := ""
-			if s.Chosen {
-				chosen = "✓"
-			}
-			h.p("<tr><td>%d</td><td>%s</td><td class=\"num\">%s</td><td class=\"num\">%s</td><td class=\"num\">%.2f%%</td><td>%s</td><td>%s</td></tr>\n",
-				s.Solve, esc(strings.Join(s.KeptNodes, ", ")), formatBytes(s.PeakBytes), formatBytes(s.ORTPeakBytes), s.OverheadPercent, chosen, esc(s.Note))
 		}
 		h.p("</table>\n")
 	}

@@ -44,6 +44,11 @@ const Schema = "remat-compile.report/v1"
 // it.
 const LivenessModel = "liveness: activations allocated when computed and freed after their last use; inputs and parameters not counted"
 
+// ReuseModel describes the solver's memory model when it plans under ONNX
+// Runtime's allocation planner (remat.Problem.Reuse), as MemoryModel says
+// it.
+const ReuseModel = "planner reuse: liveness, except that a freed buffer stays allocated until a later value of the same element size and shape takes it, and unary ops write over a dying input of their shape (ONNX Runtime's allocation planner); inputs and parameters not counted"
+
 // Compile is the JSON report of one compile.
 type Compile struct {
 	Schema  string `json:"schema"`
@@ -136,11 +141,8 @@ type Compile struct {
 	ArenaBytes                int64   `json:"arena_bytes,omitempty"`
 	ArenaLivePeakBytes        int64   `json:"arena_live_peak_bytes,omitempty"`
 	ArenaFragmentationPercent float64 `json:"arena_fragmentation_percent,omitempty"`
-	// ORTRefinement lists the solves of the target's refinement, the
-	// first solve included; empty when it did not run.
-	ORTRefinement []RefineStep `json:"ort_refinement,omitempty"`
-	Peak          Peak         `json:"peak"`
-	Nodes         []Node       `json:"nodes"`
+	Peak                      Peak    `json:"peak"`
+	Nodes                     []Node  `json:"nodes"`
 
 	// The fields below are optional (detail.go): what the HTML report
 	// draws beyond the numbers above.
@@ -245,22 +247,6 @@ type Node struct {
 	TiledRegion int `json:"tiled_region,omitempty"`
 }
 
-// RefineStep is one solve of the target's refinement (pipeline's Fit):
-// the solver ran again with more nodes kept because the target's
-// allocator would not deliver the plan's saving.
-type RefineStep struct {
-	Solve int `json:"solve"`
-	// KeptNodes are the nodes this solve was the first to keep (none for
-	// the first solve, beyond the user's).
-	KeptNodes []string `json:"kept_nodes,omitempty"`
-	PeakBytes int64    `json:"peak_bytes,omitempty"`
-	// ORTPeakBytes is the plan's peak predicted for the target.
-	ORTPeakBytes    int64   `json:"ort_model_peak_bytes,omitempty"`
-	OverheadPercent float64 `json:"overhead_percent"`
-	Chosen          bool    `json:"chosen"`
-	Note            string  `json:"note,omitempty"`
-}
-
 // FromResult builds the report's solver part from the remat pass's
 // result: peaks under liveness, costs, the attempts, the peak's residents
 // and every node's decision. The caller fills in the model, the output,
@@ -278,6 +264,9 @@ func FromResult(res *remat.Result) *Compile {
 		Recomputations: res.Recomputations, RecomputedNodes: res.RecomputedNodes,
 		SolveSeconds: res.SolveSeconds,
 		Attempts:     []Attempt{}, Nodes: []Node{},
+	}
+	if res.Problem != nil && res.Problem.Reuse != nil {
+		r.MemoryModel = ReuseModel
 	}
 	if res.BeforePeakBytes > 0 {
 		r.PeakReductionPercent = 100 * float64(res.BeforePeakBytes-res.AfterPeakBytes) / float64(res.BeforePeakBytes)

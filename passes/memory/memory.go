@@ -119,6 +119,10 @@ type Options struct {
 	// model without IR shapes (remat's problems) states the planner's
 	// keys this way.
 	ReuseKey func(v *ir.Value) int64
+	// InPlaceOp, when set, replaces the op table's ir.InPlace flag under
+	// InPlace: whether node n may write its first output over its first
+	// input (a model without an op table, remat's problems, states it).
+	InPlaceOp func(n *ir.Node) bool
 	// ConstantsAsParams treats the outputs of Constant nodes as parameters:
 	// Constant steps allocate nothing and their outputs are never freed
 	// (counted under CountParams).
@@ -670,23 +674,32 @@ func (s *sim) layout(seq []*ir.Node) *layout {
 			}
 			inst := base + int32(j)
 			kept := s.lastUse[inst] == int32(n)
-			if !kept && j == 0 && len(s.reads[i]) > 0 && info != nil {
+			if !kept && j == 0 && len(s.reads[i]) > 0 && (info != nil || s.opts.InPlaceOp != nil) {
 				in := s.reads[i][0]
+				var flags ir.OpFlags
+				if info != nil {
+					flags = info.Flags
+				}
+				inPlace := flags&ir.InPlace != 0
+				if s.opts.InPlaceOp != nil {
+					inPlace = s.opts.InPlaceOp(nd)
+				}
+				alias := s.opts.Aliasing && flags&ir.Alias != 0
 				switch {
-				case s.opts.Aliasing && info.Flags&ir.Alias != 0 && in >= 0 && buf[in] >= 0:
+				case alias && in >= 0 && buf[in] >= 0:
 					place(inst, buf[in], step)
 					continue
-				case s.opts.Aliasing && info.Flags&ir.Alias != 0 && in >= 0:
+				case alias && in >= 0:
 					buf[inst] = buf[in] // a view of a view of an outside value
 					continue
-				case s.opts.Aliasing && info.Flags&ir.Alias != 0 && in < 0 && nd.AllInputs()[0] != nil:
+				case alias && in < 0 && nd.AllInputs()[0] != nil:
 					// A view of an input or parameter: no new memory,
 					// and nothing to free later.
 					buf[inst] = -2
 					continue
-				case s.opts.InPlace && info.Flags&ir.InPlace != 0 && in >= 0 && buf[in] >= 0 &&
+				case s.opts.InPlace && inPlace && in >= 0 && buf[in] >= 0 &&
 					s.lastUse[in] == step && l.bufs[buf[in]].refs == 1 && !s.readsTwice(i, in) && !s.held(i, in) &&
-					sameLayout(nd.AllInputs()[0], o):
+					SameLayout(nd.AllInputs()[0], o):
 					place(inst, buf[in], step)
 					continue
 				}
@@ -949,9 +962,9 @@ func LayoutKey(v *ir.Value) (key string, ok bool) {
 	return fmt.Sprint(v.Type.DType.Bits(), dims), true
 }
 
-// sameLayout reports whether in and out have the same element size and the
+// SameLayout reports whether in and out have the same element size and the
 // same static shape (the planner's condition for writing in place).
-func sameLayout(in, out *ir.Value) bool {
+func SameLayout(in, out *ir.Value) bool {
 	if in == nil || in.Type.DType.Bits() != out.Type.DType.Bits() {
 		return false
 	}

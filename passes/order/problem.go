@@ -150,7 +150,7 @@ func newProblem(g *ir.Graph, opts memory.Options, constBytes int64) *problem {
 						p.vclass[id] = p.vclass[in]
 					}
 				case opts.InPlace && info.Flags&ir.InPlace != 0 && produced && p.vclass[in] >= 0 &&
-					!p.vkept[in] && countOf(all, all[0]) == 1 && sameLayout(all[0], o):
+					!p.vkept[in] && countOf(all, all[0]) == 1 && memory.SameLayout(all[0], o):
 					p.inplace[i] = in
 				}
 			}
@@ -175,17 +175,6 @@ func countOf(vs []*ir.Value, v *ir.Value) int {
 		}
 	}
 	return c
-}
-
-// sameLayout is the memory model's condition for an in-place write: the
-// same element size and the same static shape.
-func sameLayout(in, out *ir.Value) bool {
-	if in.Type.DType.Bits() != out.Type.DType.Bits() {
-		return false
-	}
-	a, ok1 := in.Type.Dims()
-	b, ok2 := out.Type.Dims()
-	return ok1 && ok2 && slices.Equal(a, b)
 }
 
 // set is a set of scheduled nodes as a bitset over a window of positions

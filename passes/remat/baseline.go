@@ -9,7 +9,9 @@ import (
 // Floor is the working-set floor of a problem: the largest working set
 // of one node, every part it outputs and every part it reads, plus
 // ConstBytes. Whatever the plan, the step that computes the node holds at
-// least that much, so no plan peaks lower (eq. (3) at that step).
+// least that much, so no plan peaks lower (eq. (3) at that step). With
+// Problem.InPlace a node that may write in place counts the part it
+// overwrites once: its first part may share that part's buffer.
 type Floor struct {
 	// Bytes is the floor (ConstBytes for a problem without nodes).
 	Bytes int64
@@ -23,6 +25,9 @@ func (p *Problem) Floor() Floor {
 	for i := range p.N() {
 		b := p.ConstBytes + p.Bytes[i]
 		p.ReadParts(i, func(r Part) { b += p.PartBytes(int(r.Node), int(r.Index)) })
+		if p.InPlace != nil && p.InPlace[i].Node >= 0 {
+			b -= p.PartBytes(i, 0)
+		}
 		if f.Node < 0 || b > f.Bytes {
 			f.Node, f.Bytes = i, b
 		}

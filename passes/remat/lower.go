@@ -23,10 +23,11 @@ type LowerOptions struct {
 	// save nothing (memory.Options.ConstantsAsParams).
 	ConstantNodes bool
 	// Reuse lowers the problem under ONNX Runtime's allocation planner
-	// (Problem.Reuse, memory.Options.Reuse): each part keyed by its
-	// value's element size and static shape (memory.LayoutKey), so that
-	// plans are made, checked and bounded under the buffer reuse the
-	// runtime really does.
+	// (Problem.Reuse and Problem.InPlace; memory.Options.Reuse and
+	// InPlace): each part keyed by its value's element size and static
+	// shape (memory.LayoutKey), and the in-place writes of the op table's
+	// ir.InPlace ops, so that plans are made, checked and bounded under
+	// the buffer reuse the runtime really does.
 	Reuse bool
 }
 
@@ -34,7 +35,7 @@ type LowerOptions struct {
 // computes, on the IR graph, the same bytes as Check on the lowered
 // problem (with Mapping.Sequence as the sequence).
 func (o LowerOptions) Memory() memory.Options {
-	return memory.Options{CountInputs: o.CountInputs, CountParams: o.CountParams, ConstantsAsParams: !o.ConstantNodes, Reuse: o.Reuse}
+	return memory.Options{CountInputs: o.CountInputs, CountParams: o.CountParams, ConstantsAsParams: !o.ConstantNodes, Reuse: o.Reuse, InPlace: o.Reuse}
 }
 
 // Mapping relates the nodes of a lowered problem to the IR nodes they came
@@ -214,6 +215,9 @@ func Lower(g *ir.Graph, cost func(*ir.Node) float64, opts LowerOptions) (*Proble
 		}
 		reads[i] = rs
 	}
+	if opts.Reuse {
+		p.InPlace = inPlaceParts(m, producer)
+	}
 	var outParts []Part
 	for _, v := range g.Outputs {
 		if r, ok := producer(v); ok {
@@ -362,4 +366,24 @@ func reuseKey(v *ir.Value, keys map[string]int32) int32 {
 		keys[k] = id
 	}
 	return id
+}
+
+// inPlaceParts lists, per problem node, the part its first output may be
+// written over in place under memory.Options.InPlace (Part{−1, −1}: none):
+// an ir.InPlace op whose first input, read through that slot only, is a
+// problem node's output of the same layout.
+func inPlaceParts(m *Mapping, producer func(*ir.Value) (Part, bool)) []Part {
+	out := make([]Part, len(m.Nodes))
+	for i, n := range m.Nodes {
+		out[i] = Part{-1, -1}
+		info, ins := n.Info(), n.AllInputs()
+		if info == nil || info.Flags&ir.InPlace == 0 || len(n.Outputs) == 0 || n.Outputs[0] == nil || len(ins) == 0 || ins[0] == nil {
+			continue
+		}
+		r, ok := producer(ins[0])
+		if ok && !slices.Contains(ins[1:], ins[0]) && memory.SameLayout(ins[0], n.Outputs[0]) {
+			out[i] = r
+		}
+	}
+	return out
 }

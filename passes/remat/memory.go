@@ -19,8 +19,10 @@ import (
 type shadow struct {
 	g     *ir.Graph
 	nodes []*ir.Node
-	// part maps a shadow value ID to the part it stands for.
-	part []Part
+	// part maps a shadow value ID to the part it stands for, index a
+	// shadow node ID to its problem node.
+	part  []Part
+	index []int32
 }
 
 const shadowDomain = "remat.shadow"
@@ -30,9 +32,18 @@ func newShadow(p *Problem) *shadow {
 	s := &shadow{g: ir.NewGraph("remat-problem"), nodes: make([]*ir.Node, n)}
 	s.g.Opsets = []ir.Opset{{Domain: shadowDomain, Version: 1}}
 	for i := range n {
+		// The part it may write over in place first (memory.Options.InPlace
+		// looks at the first input), then the others in ReadParts order.
 		var ins []*ir.Value
+		ip := Part{-1, -1}
+		if p.InPlace != nil && p.InPlace[i].Node >= 0 {
+			ip = p.InPlace[i]
+			ins = append(ins, s.nodes[ip.Node].Outputs[ip.Index])
+		}
 		p.ReadParts(i, func(r Part) {
-			ins = append(ins, s.nodes[r.Node].Outputs[r.Index])
+			if r != ip {
+				ins = append(ins, s.nodes[r.Node].Outputs[r.Index])
+			}
 		})
 		np := p.NumParts(i)
 		names := make([]string, np)
@@ -41,6 +52,10 @@ func newShadow(p *Problem) *shadow {
 		}
 		nd := s.g.NewNode("Node", shadowDomain, ins, names)
 		nd.Name = p.Name(i)
+		for int(nd.ID) >= len(s.index) {
+			s.index = append(s.index, -1)
+		}
+		s.index[nd.ID] = int32(i)
 		for k, o := range nd.Outputs {
 			o.Type = ir.TensorOf(ir.Uint8, p.PartBytes(i, k))
 			for int(o.ID) >= len(s.part) {
@@ -73,6 +88,13 @@ func simulate(p *Problem, seq []int32) (*memory.Result, *shadow, error) {
 			}
 			r := s.part[v.ID]
 			return int64(p.Reuse[r.Node][r.Index])
+		}
+		if p.InPlace != nil {
+			opts.InPlace = true
+			opts.InPlaceOp = func(n *ir.Node) bool {
+				i := s.index[n.ID]
+				return p.InPlace[i].Node >= 0
+			}
 		}
 	}
 	res, err := memory.Simulate(s.g, nodes, opts)

@@ -31,7 +31,9 @@ type Options struct {
 	TimeLimit time.Duration
 	// Progress, when not nil, receives the solver's progress reports.
 	Progress func(Progress)
-	// Memory says what the memory model counts (LowerOptions).
+	// Memory says what the memory model counts (LowerOptions), and, with
+	// Reuse, that the plan is made under ONNX Runtime's allocation
+	// planner (by a TargetAware solver).
 	Memory LowerOptions
 	// Start is the problem's hint (Problem.Start): a plan of the same
 	// graph at another budget, such as a sweep's previous plan.
@@ -50,8 +52,9 @@ type Options struct {
 
 // NewPass returns the rematerialization pass. It
 //
-//  1. lowers the graph into a Problem (Lower, with opts.Memory), each
-//     node costed in seconds by opts.Profile;
+//  1. lowers the graph into a Problem (Lower, with opts.Memory; without
+//     its Reuse for a solver that is not TargetAware), each node costed
+//     in seconds by opts.Profile;
 //  2. computes the no-remat peak (checkpoint-all: every node once, each
 //     value kept until its last use) and resolves the budget;
 //  3. runs the solver within opts.TimeLimit, and Checks its plan (a plan
@@ -86,8 +89,13 @@ func run(st *passes.State, g *ir.Graph, opts Options) (bool, error) {
 	}
 	*res = Result{Solver: opts.Solver.Name, Profile: opts.Profile.Device.Name, Budget: opts.Budget, Gap: math.Inf(1)}
 
-	// 1. Lower, costing each node once.
-	p, m, sources, err := LowerCosted(g, opts.Profile, opts.Memory)
+	// 1. Lower, costing each node once: under the target's allocator
+	// (LowerOptions.Reuse) only for a solver that plans under it.
+	lo := opts.Memory
+	if lo.Reuse && !opts.Solver.TargetAware {
+		lo.Reuse = false
+	}
+	p, m, sources, err := LowerCosted(g, opts.Profile, lo)
 	if err != nil {
 		return false, err
 	}
@@ -111,7 +119,7 @@ func run(st *passes.State, g *ir.Graph, opts Options) (bool, error) {
 	if fl := p.Floor(); fl.Node >= 0 {
 		res.FloorBytes, res.FloorNode = fl.Bytes, p.Name(fl.Node)
 	}
-	budget, err := opts.Budget.Resolve(baseRes.PeakBytes, opts.Profile.MemoryBytes(), UncountedResident(g, opts.Memory))
+	budget, err := opts.Budget.Resolve(baseRes.PeakBytes, opts.Profile.MemoryBytes(), UncountedResident(g, lo))
 	if err != nil {
 		return false, err
 	}

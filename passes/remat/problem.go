@@ -81,6 +81,13 @@ type Problem struct {
 	// under Reuse is at least its liveness memory at every step, so every
 	// liveness bound stays a bound.
 	Reuse [][]int32
+	// InPlace, when not nil (with Reuse only), lists for each node the
+	// part its first part may be written over (Node −1: none): ONNX
+	// Runtime's in-place write of a unary op (passes/memory,
+	// Options.InPlace). The part is one the node reads, of the same bytes
+	// and key; the write happens when that instance dies at the node's
+	// step (see ReuseModel).
+	InPlace []Part
 }
 
 // Part is one output of a node: Index counts the node's present outputs.
@@ -163,7 +170,10 @@ func (p *Problem) OutputPartList() []Part {
 // buffer to the end of the sequence unless a later instance takes it and
 // is read (the planner plans no release for a buffer that nothing reads).
 // The last instance of a graph-output part gets a buffer of its own and
-// keeps it to the end; parts of key -1 never take a listed buffer.
+// keeps it to the end; parts of key -1 never take a listed buffer. A node
+// with an InPlace part whose instance dies at the node's step writes its
+// first part into that instance's buffer instead (before it looks at the
+// free list), which then passes to the new instance without a gap.
 //
 // A recomputation therefore saves memory only where no value of its
 // layout takes its freed buffer across the peak: dropping a forward
@@ -178,8 +188,42 @@ func (p *Problem) Liveness() *Problem {
 		return p
 	}
 	q := *p
-	q.Reuse = nil
+	q.Reuse, q.InPlace = nil, nil
 	return &q
+}
+
+// Relaxed returns a problem without Reuse whose memory is at most p's at
+// every step of every plan, so that what is proven on it (no plan fits
+// the budget, a lower bound on the cost, a plan optimal on it that fits
+// p) holds for p: p under plain liveness, which counts a freed buffer no
+// longer than the planner holds it, and, with InPlace, the first part of
+// every node that may write in place counted as 0 bytes, since liveness
+// counts an in-place write and the part it overwrites twice at the
+// writing step, where p counts one buffer. Without Reuse it is p.
+func (p *Problem) Relaxed() *Problem {
+	if p.Reuse == nil {
+		return p
+	}
+	q := p.Liveness()
+	if p.InPlace == nil {
+		return q
+	}
+	q.Bytes = slices.Clone(p.Bytes)
+	if p.Parts != nil {
+		q.Parts = slices.Clone(p.Parts)
+	}
+	for i, r := range p.InPlace {
+		if r.Node < 0 {
+			continue
+		}
+		b := p.PartBytes(i, 0)
+		q.Bytes[i] -= b
+		if p.NumParts(i) >= 2 {
+			q.Parts[i] = slices.Clone(p.Parts[i])
+			q.Parts[i][0] = 0
+		}
+	}
+	return q
 }
 
 // Refined reports whether the problem uses the multi-output refinement.
@@ -192,7 +236,7 @@ func (p *Problem) Refined() bool {
 // its outputs. It is what a solver that ignores Parts optimises.
 func (p *Problem) Coarse() *Problem {
 	q := *p
-	q.Parts, q.Reads, q.OutputParts, q.Reuse = nil, nil, nil, nil
+	q.Parts, q.Reads, q.OutputParts, q.Reuse, q.InPlace = nil, nil, nil, nil, nil
 	return &q
 }
 
@@ -331,8 +375,11 @@ func (p *Problem) validateParts(add func(string, ...any)) {
 	if p.OutputParts != nil {
 		nodesOf("OutputParts", p.OutputParts, p.Outputs)
 	}
-	if p.Reuse != nil {
+	switch {
+	case p.Reuse != nil:
 		p.validateReuse(add)
+	case p.InPlace != nil:
+		add("InPlace is set without Reuse")
 	}
 }
 
@@ -360,6 +407,26 @@ func (p *Problem) validateReuse(add func(string, ...any)) {
 				add("reuse key %d has parts of %d and %d bytes (part %d of node %s); parts of one key must have the same bytes", key, have, b, k, p.Name(i))
 			}
 			keyBytes[key] = b
+		}
+	}
+	if p.InPlace == nil {
+		return
+	}
+	if len(p.InPlace) != len(p.Deps) {
+		add("InPlace has %d entries for %d nodes", len(p.InPlace), len(p.Deps))
+		return
+	}
+	for i, r := range p.InPlace {
+		if r.Node < 0 {
+			continue
+		}
+		reads := false
+		p.ReadParts(i, func(q Part) { reads = reads || q == r })
+		switch {
+		case !reads:
+			add("InPlace[%d] names part %d of node %d, which node %s does not read", i, r.Index, r.Node, p.Name(i))
+		case p.PartBytes(int(r.Node), int(r.Index)) != p.PartBytes(i, 0) || p.Reuse[r.Node][r.Index] != p.Reuse[i][0]:
+			add("node %s writes in place over part %d of node %s, of other bytes or another reuse key", p.Name(i), r.Index, p.Name(int(r.Node)))
 		}
 	}
 }

@@ -25,7 +25,11 @@ type Solver struct {
 	// Exact solvers return an optimal plan whenever one exists and they
 	// are given the time: solvertest compares them with brute force.
 	Exact bool
-	Solve func(ctx context.Context, p *Problem, progress func(Progress)) (*Plan, error)
+	// TargetAware solvers make their plans under Problem.Reuse (the
+	// target runtime's allocator) when it is set; the remat pass lowers
+	// the problem under plain liveness for the others.
+	TargetAware bool
+	Solve       func(ctx context.Context, p *Problem, progress func(Progress)) (*Plan, error)
 }
 
 // Progress is one report of a running solver.

@@ -94,7 +94,7 @@ func (s *state) cuts(t int32, out []cut) []cut {
 		first := b // the first stage after t reading the instance
 		held := false
 		for j := range np {
-			if s.ends[i][k*int(np)+int(j)].stage <= t {
+			if s.death(i, k, j).stage <= t {
 				continue
 			}
 			held = true
@@ -144,7 +144,7 @@ func (s *state) cuts(t int32, out []cut) []cut {
 			kd := latestAtMost(cd, first)
 			np := int(g.parts(d))
 			for q := range np {
-				add(s.ends[d][kd*np+q].stage)
+				add(s.death(d, kd, int32(q)).stage)
 			}
 		}
 	}
@@ -163,7 +163,7 @@ func (s *state) feedsOnly(d, u, at int32) bool {
 	k := latestAtMost(s.comp[d], at)
 	np := int(g.parts(d))
 	for q := range np {
-		if e := s.ends[d][k*np+q]; e.stage == at && e.node == u {
+		if e := s.death(d, k, int32(q)); e.stage == at && e.node == u {
 			return true
 		}
 	}
@@ -315,7 +315,7 @@ func (s *state) repairAt(j *journal, r *repairer, rng *rand.Rand, t int32) bool 
 		q := latestAtMost(ci, t)
 		np := int(g.parts(c.i))
 		for p := range np {
-			if s.ends[c.i][q*np+p].stage > t {
+			if s.death(c.i, q, int32(p)).stage > t {
 				b += g.bytes[g.partBase[c.i]+int32(p)]
 			}
 		}
@@ -440,7 +440,7 @@ func (s *state) estimate(r *repairer, c cut, t int32, bound int64) int64 {
 		d := g.partNode[v]
 		cd := s.comp[d]
 		kd := latestAtMost(cd, c.at)
-		e := s.ends[d][kd*int(g.parts(d))+int(v-g.partBase[d])]
+		e := s.death(d, kd, v-g.partBase[d])
 		if !e.before(pos{c.at, c.i}) {
 			continue
 		}
@@ -570,7 +570,7 @@ func (s *state) needed(i, t int32) bool {
 			continue // nothing reads this part: its earlier instance stays as it is
 		}
 		gain += g.bytes[g.partBase[i]+int32(q)]
-		lo = max(lo, s.ends[i][(k-1)*np+q].stage)
+		lo = max(lo, s.death(i, k-1, int32(q)).stage)
 	}
 	if gain == 0 {
 		return false
@@ -582,7 +582,7 @@ func (s *state) needed(i, t int32) bool {
 		if s.comp[d][kd] == t {
 			continue // computed in stage t as well: no earlier stage holds it
 		}
-		if e := s.ends[d][kd*int(g.parts(d))+int(v-g.partBase[d])]; e.stage == t && e.node == i {
+		if e := s.death(d, kd, v-g.partBase[d]); e.stage == t && e.node == i {
 			loss += g.bytes[v] // read last here: may be freed earlier
 		}
 	}

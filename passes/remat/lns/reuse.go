@@ -65,19 +65,29 @@ func (a event) cmp(b event) int {
 }
 
 // initReuse numbers the problem's reuse keys: shared keys keep theirs,
-// each part without one gets a key of its own that no other part takes.
+// each part without one gets a key of its own that no other part takes,
+// or the key of the part it is written over in place (remat.Problem
+// InPlace: both without a key).
 func (g *graph) initReuse(p *remat.Problem) {
 	g.reuse = true
 	np := int(g.partBase[g.n])
 	g.key = make([]int32, np)
-	g.shared = nil
+	g.inPlace = make([]int32, g.n)
 	ids := map[int32]int32{}
 	for i := range g.n {
+		g.inPlace[i] = -1
+		if p.InPlace != nil && p.InPlace[i].Node >= 0 {
+			r := p.InPlace[i]
+			g.inPlace[i] = g.partBase[r.Node] + r.Index
+		}
 		for j := range p.NumParts(i) {
 			v := g.partBase[i] + int32(j)
 			k := p.Reuse[i][j]
 			id, ok := ids[k]
-			if k < 0 || !ok {
+			switch {
+			case k < 0 && j == 0 && g.inPlace[i] >= 0:
+				id = g.key[g.inPlace[i]]
+			case k < 0 || !ok:
 				id = int32(len(g.keyParts))
 				g.keyParts = append(g.keyParts, nil)
 				g.shared = append(g.shared, k >= 0)
@@ -187,6 +197,7 @@ type keyInst struct {
 	node, part int32
 	k          int
 	alloc      pos
+	death      pos
 	read       bool // something reads it, or it is a kept output
 	pinned     bool
 }
@@ -196,17 +207,19 @@ type keyInst struct {
 func (s *state) rematch(key int32, direct bool) {
 	g := s.g
 	var insts []keyInst
+	first := map[int32]int32{} // part → the index of its first instance
 	ev := s.ev[:0]
 	for _, v := range g.keyParts[key] {
 		i := g.partNode[v]
 		j := v - g.partBase[i]
 		c := s.comp[i]
+		first[v] = int32(len(insts))
 		for k, a := range c {
 			d := s.deaths[i][k*int(g.parts(i))+int(j)]
 			at := pos{a, i}
 			pinned := g.outPart[v] && k+1 == len(c)
 			q := int32(len(insts))
-			insts = append(insts, keyInst{node: i, part: j, k: k, alloc: at, read: d != at, pinned: pinned})
+			insts = append(insts, keyInst{node: i, part: j, k: k, alloc: at, death: d, read: d != at, pinned: pinned})
 			ev = append(ev, event{at: at, phase: 0, sub: j, inst: q})
 			switch {
 			case pinned:
@@ -219,56 +232,92 @@ func (s *state) rematch(key int32, direct bool) {
 	}
 	slices.SortFunc(ev, event.cmp)
 	s.ev = ev
-	// Chains: chain[b] lists the instances placed in buffer b, in order.
+	// Chains: chains[b] lists the instances placed in buffer b, in order.
 	bufOf := make([]int32, len(insts))
+	taken := make([]bool, len(insts)) // written over in place: never listed
 	var chains [][]int32
 	free := s.buf[:0]
 	for _, e := range ev {
-		if e.phase == 0 {
-			if !insts[e.inst].pinned && g.shared[key] && len(free) > 0 {
-				b := free[len(free)-1]
-				free = free[:len(free)-1]
-				bufOf[e.inst] = b
-				chains[b] = append(chains[b], e.inst)
-				continue
+		in := insts[e.inst]
+		if e.phase != 0 {
+			if g.shared[key] && !taken[e.inst] {
+				free = append(free, bufOf[e.inst])
 			}
-			bufOf[e.inst] = int32(len(chains))
-			chains = append(chains, []int32{e.inst})
 			continue
 		}
-		if g.shared[key] {
-			free = append(free, bufOf[e.inst])
+		b := int32(-1)
+		if u := g.inPlace[in.node]; u >= 0 && in.part == 0 && !in.pinned {
+			// The instance of u that this computation reads, when it
+			// dies here.
+			du := g.partNode[u]
+			if ku := latestAtMost(s.comp[du], in.alloc.stage); ku >= 0 {
+				x := first[u] + int32(ku)
+				if insts[x].death == in.alloc {
+					b, taken[x] = bufOf[x], true
+				}
+			}
 		}
+		if b < 0 && !in.pinned && g.shared[key] && len(free) > 0 {
+			b = free[len(free)-1]
+			free = free[:len(free)-1]
+		}
+		if b < 0 {
+			b = int32(len(chains))
+			chains = append(chains, nil)
+		}
+		bufOf[e.inst] = b
+		chains[b] = append(chains[b], e.inst)
 	}
 	s.buf = free
 	for _, ch := range chains {
-		last := -1 // the chain's last read instance
-		for q, x := range ch {
-			if insts[x].read {
-				last = q
-			}
-		}
-		for q, x := range ch {
-			in := insts[x]
-			np := int(g.parts(in.node))
-			d := s.deaths[in.node][in.k*np+int(in.part)]
-			var end pos
-			switch {
-			case q == last:
-				end = d
-			case q+1 < len(ch):
-				end = s.prev(insts[ch[q+1]].alloc)
-			default:
-				end = pos{int32(g.n), 0}
-			}
-			s.place(in, end, d, direct)
-		}
+		s.chainEnds(insts, ch, direct)
 	}
 }
 
-// place sets an instance's buffer end (its death d known) and its entry
-// in held.
-func (s *state) place(in keyInst, end, d pos, direct bool) {
+// chainEnds sets the buffer ends of the instances of one chain. The buffer
+// is allocated from its first instance to the last death of a read one
+// (lastRead); when a later instance is written after that (it and those
+// after it unread), the buffer is allocated again from that write to the
+// end of the sequence. Each instance holds it up to the step before the
+// next one's write, the one holding it at lastRead up to lastRead, and the
+// last one to the end of the interval it is in.
+func (s *state) chainEnds(insts []keyInst, ch []int32, direct bool) {
+	n := int32(s.g.n)
+	lastRead, anyRead := pos{}, false
+	for _, x := range ch {
+		if in := insts[x]; in.read {
+			if !anyRead || lastRead.before(in.death) {
+				lastRead, anyRead = in.death, true
+			}
+		}
+	}
+	// split: the first instance written after lastRead (len(ch): none).
+	split := len(ch)
+	if anyRead {
+		for q, x := range ch {
+			if lastRead.before(insts[x].alloc) {
+				split = q
+				break
+			}
+		}
+	}
+	for q, x := range ch {
+		var end pos
+		switch {
+		case anyRead && q == split-1:
+			end = lastRead
+		case q+1 < len(ch):
+			end = s.prev(insts[ch[q+1]].alloc)
+		default:
+			end = pos{n, 0}
+		}
+		s.place(insts[x], end, direct)
+	}
+}
+
+// place sets an instance's buffer end and its entry in held.
+func (s *state) place(in keyInst, end pos, direct bool) {
+	d := in.death
 	np := int(s.g.parts(in.node))
 	e := &s.ends[in.node][in.k*np+int(in.part)]
 	a := in.alloc.stage

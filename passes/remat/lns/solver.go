@@ -109,7 +109,8 @@ func New(opts Options) remat.Solver {
 		Name: Name,
 		Doc: "Large-neighbourhood search over recomputation decisions: greedy repair of the stages over the budget, " +
 			"then destroy-and-repair rounds by parallel seeded workers; pure Go, deterministic for a seed, anytime.",
-		Exact: false,
+		Exact:       false,
+		TargetAware: true,
 		Solve: func(ctx context.Context, p *remat.Problem, progress func(remat.Progress)) (*remat.Plan, error) {
 			return solve(ctx, p, progress, opts.withDefaults())
 		},
@@ -130,7 +131,10 @@ type run struct {
 	reported float64 // the least recomputation cost reported so far
 	base     float64 // Σ C_i: the cost of computing every node once
 	bound    float64 // a lower bound on the cost of any plan within the budget
-	stop     atomic.Bool
+	// rp and rg are the problem and graph bounds are proven on (Relaxed).
+	rp   *remat.Problem
+	rg   *graph
+	stop atomic.Bool
 }
 
 // report sends a progress report with the cost of sol as the incumbent.
@@ -215,7 +219,13 @@ func solve(ctx context.Context, p *remat.Problem, progress func(remat.Progress),
 	var j journal
 	rep := &repairer{chainDepth: chainDepth, costEps: 1e-6 * meanCost(r.g), stop: &r.stop, exact: exactCuts, cone: coneCuts}
 	rng := rand.New(rand.NewPCG(opts.Seed, 0x5eed))
-	lb, infeasible := lowerBound(p, r.g)
+	// Bounds are proven on the liveness relaxation (remat.Problem
+	// Relaxed): p itself unless the plans are made under Reuse.
+	r.rp, r.rg = p.Relaxed(), r.g
+	if r.rp != p {
+		r.rg = newGraph(r.rp)
+	}
+	lb, infeasible := lowerBound(r.rp, r.rg)
 	r.bound = r.base + lb
 	if infeasible {
 		// No plan fits: some step's working set and the values that may
@@ -417,7 +427,7 @@ func (r *run) improved(sol *solution, round int) {
 // (lagrangeBound) towards its cost as LowerBound.
 func (r *run) finish(sol *solution) (*remat.Plan, error) {
 	if lb := r.bound - r.base; sol.extra > lb*(1+1e-9) {
-		r.bound = r.base + lagrangeBound(r.p, r.g, lb, sol.extra, lagrangeIters)
+		r.bound = r.base + lagrangeBound(r.rp, r.rg, lb, sol.extra, lagrangeIters)
 	}
 	pl, err := remat.ScheduleStages(r.p, sol.stages)
 	if err != nil {

@@ -75,7 +75,8 @@ type graph struct {
 	reuse    bool
 	key      []int32
 	keyParts [][]int32
-	shared   []bool // key → instances may take each other's buffers
+	shared   []bool  // key → instances may take each other's buffers
+	inPlace  []int32 // node → the part its first part may be written over, −1
 }
 
 func newGraph(p *remat.Problem) *graph {
@@ -538,8 +539,9 @@ func (s *state) computeLocal(t int32) int64 {
 				continue // allocated in this stage: counted above
 			}
 			np := int(g.parts(d))
-			if e := s.ends[d][k*np+int(v-g.partBase[d])]; e.stage == t && e.node == r {
-				diff[q+1] -= g.bytes[v]
+			at := k*np + int(v-g.partBase[d])
+			if e := s.ends[d][at]; e.stage == t && e.node == r && (s.deaths == nil || s.deaths[d][at] == e) {
+				diff[q+1] -= g.bytes[v] // freed at its death (held ends: below)
 			}
 		}
 	}

@@ -117,7 +117,8 @@ func TestEvaluatorMatchesEvaluate(t *testing.T) {
 
 // withReuse returns a copy of p under remat.Problem.Reuse: every part's
 // bytes drawn from three sizes, and the parts of one size sharing a key
-// (one in five without a key), so that freed buffers are taken often.
+// (one in five without a key), so that freed buffers are taken often, and
+// random in-place writes (remat.Problem.InPlace).
 func withReuse(p *remat.Problem, rng *rand.Rand) *remat.Problem {
 	q := *p
 	n := p.N()
@@ -143,6 +144,18 @@ func withReuse(p *remat.Problem, rng *rand.Rand) *remat.Problem {
 			q.Parts[i] = parts
 		}
 		q.Reuse[i] = keys
+	}
+	// Half of the nodes that read a part like their first may write over
+	// it in place.
+	q.InPlace = make([]remat.Part, n)
+	for i := range n {
+		q.InPlace[i] = remat.Part{Node: -1, Index: -1}
+		q.ReadParts(i, func(r remat.Part) {
+			if q.InPlace[i].Node < 0 && q.PartBytes(int(r.Node), int(r.Index)) == q.PartBytes(i, 0) &&
+				q.Reuse[r.Node][r.Index] == q.Reuse[i][0] && rng.IntN(2) == 0 {
+				q.InPlace[i] = r
+			}
+		})
 	}
 	if err := q.Validate(); err != nil {
 		panic(err)

@@ -67,8 +67,9 @@ var Auto = remat.Solver{
 	Name: AutoName,
 	Doc: "Portfolio (the default): run every heuristic, improve the cheapest plan by large-neighbourhood search (lns), " +
 		"bound it with Checkmate's LP relaxation when COIN-OR CLP is installed, and on small graphs run checkmate-milp from it.",
-	Exact: false,
-	Solve: solveAuto,
+	Exact:       false,
+	TargetAware: true,
+	Solve:       solveAuto,
 }
 
 // exactMaxNodes bounds the problems on which Auto runs the MILP after the
@@ -220,7 +221,7 @@ func solveAuto(ctx context.Context, p *remat.Problem, progress func(remat.Progre
 		// does not fit the budget and the solver returns no plan.
 		lb := math.Inf(-1)
 		sub := a.sub(lp.name)
-		plan, err := lp.solve(lctx, p, func(pr remat.Progress) {
+		plan, err := lp.solve(lctx, p.Relaxed(), func(pr remat.Progress) {
 			if !math.IsNaN(pr.Bound) && !math.IsInf(pr.Bound, 0) {
 				lb = max(lb, pr.Bound)
 			}
@@ -230,6 +231,7 @@ func solveAuto(ctx context.Context, p *remat.Problem, progress func(remat.Progre
 		})
 		cut := lctx.Err() != nil
 		cancel()
+		plan, err = a.unrelax(plan, err)
 		if err != nil && lp.unavailable != nil && lp.unavailable(err) {
 			a.unavailable(lp.name, err, time.Since(t0))
 		} else {
@@ -242,9 +244,10 @@ func solveAuto(ctx context.Context, p *remat.Problem, progress func(remat.Progre
 	if m != nil && !a.skip(ctx, m.name) {
 		t0 := time.Now()
 		mctx, cancel := context.WithTimeout(ctx, exactTimeLimit)
-		plan, err := m.solve(mctx, p, a.best, a.sub(m.name))
+		plan, err := m.solve(mctx, p.Relaxed(), a.best, a.sub(m.name))
 		cut := mctx.Err() != nil
 		cancel()
+		plan, err = a.unrelax(plan, err)
 		if err != nil && m.unavailable != nil && m.unavailable(err) {
 			a.unavailable(m.name, err, time.Since(t0))
 		} else {
@@ -252,6 +255,42 @@ func solveAuto(ctx context.Context, p *remat.Problem, progress func(remat.Progre
 		}
 	}
 	return a.result(ctx)
+}
+
+// unrelax turns the outcome of a stage run on the problem's relaxation
+// (remat.Problem.Relaxed; the LP bound and the MILP, which model plain
+// liveness) into one for the problem itself: a plan over the budget under
+// the problem's own model becomes a *remat.BudgetError with that peak,
+// and a BudgetError's smallest peak is its plan's under the problem's
+// model, proven only when the relaxation's proof says exactly that. A
+// proof that no plan fits (remat.ErrInfeasible) holds as it is: the
+// relaxation's memory is at most the problem's.
+func (a *portfolio) unrelax(plan *remat.Plan, err error) (*remat.Plan, error) {
+	if a.p.Relaxed() == a.p {
+		return plan, err
+	}
+	var be *remat.BudgetError
+	switch {
+	case err == nil && plan != nil:
+		res, eerr := remat.Evaluate(a.p, plan)
+		if eerr == nil && res.PeakBytes > a.p.BudgetBytes {
+			return nil, &remat.BudgetError{NeedBytes: res.PeakBytes, HaveBytes: a.p.BudgetBytes, Plan: plan}
+		}
+	case errors.As(err, &be) && be.Plan != nil:
+		res, eerr := remat.Evaluate(a.p, be.Plan)
+		if eerr != nil {
+			return nil, err
+		}
+		c := *be
+		c.Proven = be.Proven && res.PeakBytes == be.NeedBytes
+		c.NeedBytes = res.PeakBytes
+		return nil, &c
+	case errors.As(err, &be):
+		c := *be
+		c.Proven = false // a peak of the relaxation, not reached by a plan
+		return nil, &c
+	}
+	return plan, err
 }
 
 // skip reports (and traces) why a later stage does not run: the best plan
