@@ -19,6 +19,18 @@
 // freed after its last reader before s, and i's inputs must be resident
 // at s.
 //
+// With remat.Problem.Reuse the memory is that of ONNX Runtime's allocation
+// planner (remat.ReuseModel) instead: a freed buffer waits for a later
+// value of its key and stays allocated in between, and in-place writes
+// share a buffer (Problem.InPlace). reuse.go keeps, per key, the chains of
+// instances that share a buffer, and the evaluator's ends become buffer
+// ends; the same test checks it against remat.Evaluate. The search itself
+// is unchanged: its cuts and estimates read the instances' deaths (the
+// liveness view), and every move is evaluated under the planner's model,
+// so a recomputation whose buffer the planner would hold anyway saves
+// nothing and is not kept. Bounds and proofs are computed on the liveness
+// relaxation (Problem.Relaxed), whose memory is at most the planner's.
+//
 // # The search
 //
 //   - Repair (repair.go): while some stage exceeds the budget, take the
