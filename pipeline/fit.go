@@ -363,11 +363,23 @@ func (m *Model) solve(ctx context.Context, g *ir.Graph, keep map[string]bool, o 
 	pass := remat.NewPass(remat.Options{
 		Solver: o.Solver, Profile: o.Profile, Budget: o.Budget, TimeLimit: o.TimeLimit,
 		Progress: o.Progress, Result: res, Start: o.Start,
-		Memory: remat.LowerOptions{Reuse: o.Target.Memory().Reuse},
+		Memory: planMemory(o.Target),
 		Keep:   func(n *ir.Node) bool { return keep[n.Name] },
 	})
 	_, err := passes.Run(ctx, g, []*passes.Pass{pass}, po)
 	return res, err
+}
+
+// planMemory is what the remat problem models of the target's allocator:
+// for a runtime whose planner reuses buffers (ONNX Runtime) the planner's
+// reuse and in-place writes, and its kernels' workspaces
+// (remat.LowerOptions); plain liveness otherwise.
+func planMemory(t targets.Target) remat.LowerOptions {
+	tm := t.Memory()
+	if !tm.Reuse {
+		return remat.LowerOptions{}
+	}
+	return remat.LowerOptions{Reuse: true, Workspace: tm.Workspace}
 }
 
 // keepSet checks the names of FitOptions.Keep against g's nodes.

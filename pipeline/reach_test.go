@@ -39,7 +39,7 @@ func TestBudgetIn(t *testing.T) {
 	}
 }
 
-// TestFitReachesSmallestTargetPeak: GoogLeNet's training graph at 125 KiB
+// TestFitReachesSmallestTargetPeak: GoogLeNet's training graph at 123 KiB
 // gets a plan from xla-greedy that raises ONNX Runtime's predicted peak
 // (cmd/remat-compile's TestCompileRefusesPlanTheTargetDoesNotGainFrom);
 // the *TargetError's search finds a looser budget whose plan lowers it, a
@@ -62,13 +62,13 @@ func TestFitReachesSmallestTargetPeak(t *testing.T) {
 	if !ok {
 		t.Fatal("no xla-greedy solver")
 	}
-	o := FitOptions{Solver: greedy, Budget: remat.BudgetBytes(125 << 10)}
+	o := FitOptions{Solver: greedy, Budget: remat.BudgetBytes(123 << 10)}
 
 	m := load()
 	_, err := m.Fit(ctx, o)
 	var te *TargetError
 	if !errors.As(err, &te) {
-		t.Fatalf("Fit at 125 KiB: %v; want a *TargetError (the premise no longer holds: choose another budget)", err)
+		t.Fatalf("Fit at 123 KiB: %v; want a *TargetError (the premise no longer holds: choose another budget)", err)
 	}
 	r := te.Reach
 	if r == nil || !r.Found() {

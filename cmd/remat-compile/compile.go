@@ -263,7 +263,7 @@ func compileError(err error, budget remat.Budget, prof *profiles.Profile) error 
 		fmt.Fprintf(&b, "remat-compile: budget %s is below the smallest peak %s reached, %s", have, ie.Solver, remat.FormatBytes(ie.NeedBytes))
 	}
 	if ie.FloorBytes > 0 && ie.NeedBytes == ie.FloorBytes {
-		fmt.Fprintf(&b, "; no plan can peak lower: node %s alone needs %s for its inputs and outputs", ie.FloorNode, remat.FormatBytes(ie.FloorBytes))
+		fmt.Fprintf(&b, "; no plan can peak lower: node %s alone needs %s %s", ie.FloorNode, remat.FormatBytes(ie.FloorBytes), remat.FloorWhat(ie.FloorWorkspace))
 	}
 	fmt.Fprintf(&b, "; try -budget %s", pipeline.SuggestBudget(ie.NeedBytes))
 	if p := suggestPercent(ie.NeedBytes, ie.NoRematPeakBytes); p != "" {

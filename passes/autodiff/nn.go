@@ -160,18 +160,26 @@ func (b *builder) convWeightGrad(in, dout *ir.Value, gm *convGeom) *ir.Value {
 	N, G := id[0], gm.group
 	Ci, Co := id[1]/G, od[1]/G
 	r := len(id) - 2
-	// in: [N, G, Ci, S…] → [Ci, G, N, S…] → [Ci, G·N, S…]
-	x := b.reshape(in, append([]int64{N, G, Ci}, id[2:]...))
-	perm := []int64{2, 1, 0}
-	for i := range r {
-		perm = append(perm, int64(3+i))
-	}
-	x = b.transpose(x, perm)
-	x = b.reshape(x, append([]int64{Ci, G * N}, id[2:]...))
 	// dout: [N, G·Co, O…] → [G·Co, N, O…]
 	perm2 := []int64{1, 0}
 	for i := range r {
 		perm2 = append(perm2, int64(2+i))
+	}
+	// in: [N, G, Ci, S…] → [Ci, G, N, S…] → [Ci, G·N, S…]; with one group
+	// a single transpose [N, Ci, S…] → [Ci, N, S…], without the reshapes,
+	// which ONNX Runtime runs as views but which would be copies of the
+	// whole activation in the solvers' memory model.
+	var x *ir.Value
+	if G == 1 {
+		x = b.transpose(in, perm2)
+	} else {
+		x = b.reshape(in, append([]int64{N, G, Ci}, id[2:]...))
+		perm := []int64{2, 1, 0}
+		for i := range r {
+			perm = append(perm, int64(3+i))
+		}
+		x = b.transpose(x, perm)
+		x = b.reshape(x, append([]int64{Ci, G * N}, id[2:]...))
 	}
 	w := b.transpose(dout, perm2)
 	kOut := make([]int64, r)

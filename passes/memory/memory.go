@@ -660,11 +660,11 @@ func (s *sim) layout(seq []*ir.Node) *layout {
 
 	for i, nd := range seq {
 		step := int32(i)
+		if s.constNode(nd) {
+			continue // a parameter: it does not run
+		}
 		if s.opts.Workspace != nil {
 			l.ws[i] = s.opts.Workspace(nd)
-		}
-		if s.constNode(nd) {
-			continue
 		}
 		base := s.instBase[i]
 		info := nd.Info()

@@ -11,12 +11,15 @@ import (
 // ConstBytes. Whatever the plan, the step that computes the node holds at
 // least that much, so no plan peaks lower (eq. (3) at that step). With
 // Problem.InPlace a node that may write in place counts the part it
-// overwrites once: its first part may share that part's buffer.
+// overwrites once: its first part may share that part's buffer; with
+// Problem.Workspace the node's workspace counts too.
 type Floor struct {
 	// Bytes is the floor (ConstBytes for a problem without nodes).
 	Bytes int64
 	// Node is the node whose working set it is; −1 without nodes.
 	Node int
+	// Workspace is the part of Bytes that is Node's workspace.
+	Workspace int64
 }
 
 // Floor returns p's working-set floor.
@@ -28,8 +31,12 @@ func (p *Problem) Floor() Floor {
 		if p.InPlace != nil && p.InPlace[i].Node >= 0 {
 			b -= p.PartBytes(i, 0)
 		}
-		if f.Node < 0 || b > f.Bytes {
-			f.Node, f.Bytes = i, b
+		var ws int64
+		if p.Workspace != nil {
+			ws = p.Workspace[i]
+		}
+		if b += ws; f.Node < 0 || b > f.Bytes {
+			f.Node, f.Bytes, f.Workspace = i, b, ws
 		}
 	}
 	return f

@@ -28,6 +28,18 @@ type InfeasibleBudgetError struct {
 	// what that node alone needs.
 	FloorBytes int64
 	FloorNode  string
+	// FloorWorkspace is the part of FloorBytes that is the node's kernel
+	// workspace (Problem.Workspace).
+	FloorWorkspace int64
+}
+
+// FloorWhat says what the floor node's working set holds: its inputs and
+// outputs, and its kernel workspace when it has one.
+func FloorWhat(workspace int64) string {
+	if workspace > 0 {
+		return fmt.Sprintf("for its inputs and outputs and its kernel's %s workspace", FormatBytes(workspace))
+	}
+	return "for its inputs and outputs"
 }
 
 func (e *InfeasibleBudgetError) Unwrap() error { return e.BudgetError }
@@ -47,7 +59,7 @@ func (e *InfeasibleBudgetError) Error() string {
 		fmt.Fprintf(&b, "remat: budget %s is below the smallest peak %s reached, %s", budget, e.Solver, FormatBytes(e.NeedBytes))
 	}
 	if e.FloorBytes > 0 && e.NeedBytes == e.FloorBytes {
-		fmt.Fprintf(&b, "; no plan peaks lower: node %s alone needs %s for its inputs and outputs", e.FloorNode, FormatBytes(e.FloorBytes))
+		fmt.Fprintf(&b, "; no plan peaks lower: node %s alone needs %s %s", e.FloorNode, FormatBytes(e.FloorBytes), FloorWhat(e.FloorWorkspace))
 	}
 	if len(e.Attempts) > 0 {
 		b.WriteString("; per solver:")
@@ -100,7 +112,7 @@ func solveError(opts Options, res *Result, err error) error {
 		return &InfeasibleBudgetError{
 			BudgetError: be, Budget: opts.Budget, NoRematPeakBytes: res.BeforePeakBytes,
 			Solver: name, By: by, Attempts: res.Attempts,
-			FloorBytes: res.FloorBytes, FloorNode: res.FloorNode,
+			FloorBytes: res.FloorBytes, FloorNode: res.FloorNode, FloorWorkspace: res.FloorWorkspace,
 		}
 	}
 	if errors.Is(err, ErrInfeasible) {

@@ -29,13 +29,16 @@ type LowerOptions struct {
 	// ir.InPlace ops, so that plans are made, checked and bounded under
 	// the buffer reuse the runtime really does.
 	Reuse bool
+	// Workspace, when set, gives each node's kernel scratch bytes
+	// (Problem.Workspace; the target's memory.Options.Workspace).
+	Workspace func(n *ir.Node) int64
 }
 
 // Memory returns the memory.Options under which passes/memory.Simulate
 // computes, on the IR graph, the same bytes as Check on the lowered
 // problem (with Mapping.Sequence as the sequence).
 func (o LowerOptions) Memory() memory.Options {
-	return memory.Options{CountInputs: o.CountInputs, CountParams: o.CountParams, ConstantsAsParams: !o.ConstantNodes, Reuse: o.Reuse, InPlace: o.Reuse}
+	return memory.Options{CountInputs: o.CountInputs, CountParams: o.CountParams, ConstantsAsParams: !o.ConstantNodes, Reuse: o.Reuse, InPlace: o.Reuse, Workspace: o.Workspace}
 }
 
 // Mapping relates the nodes of a lowered problem to the IR nodes they came
@@ -217,6 +220,12 @@ func Lower(g *ir.Graph, cost func(*ir.Node) float64, opts LowerOptions) (*Proble
 	}
 	if opts.Reuse {
 		p.InPlace = inPlaceParts(m, producer)
+	}
+	if opts.Workspace != nil {
+		p.Workspace = make([]int64, N)
+		for i, n := range m.Nodes {
+			p.Workspace[i] = opts.Workspace(n)
+		}
 	}
 	var outParts []Part
 	for _, v := range g.Outputs {

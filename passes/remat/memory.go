@@ -97,6 +97,9 @@ func simulate(p *Problem, seq []int32) (*memory.Result, *shadow, error) {
 			}
 		}
 	}
+	if p.Workspace != nil {
+		opts.Workspace = func(n *ir.Node) int64 { return p.Workspace[s.index[n.ID]] }
+	}
 	res, err := memory.Simulate(s.g, nodes, opts)
 	if err != nil {
 		return nil, nil, err

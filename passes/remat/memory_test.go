@@ -116,6 +116,7 @@ var lowerOptionSets = []remat.LowerOptions{
 	{ConstantNodes: true, CountParams: true},
 	{Reuse: true},
 	{Reuse: true, CountInputs: true, CountParams: true},
+	{Reuse: true, Workspace: func(n *ir.Node) int64 { return int64(len(n.Op)) * 8 }},
 }
 
 func TestCheckEqualsSimulate(t *testing.T) {

@@ -92,8 +92,8 @@ func run(st *passes.State, g *ir.Graph, opts Options) (bool, error) {
 	// 1. Lower, costing each node once: under the target's allocator
 	// (LowerOptions.Reuse) only for a solver that plans under it.
 	lo := opts.Memory
-	if lo.Reuse && !opts.Solver.TargetAware {
-		lo.Reuse = false
+	if !opts.Solver.TargetAware {
+		lo.Reuse, lo.Workspace = false, nil
 	}
 	p, m, sources, err := LowerCosted(g, opts.Profile, lo)
 	if err != nil {
@@ -117,7 +117,7 @@ func run(st *passes.State, g *ir.Graph, opts Options) (bool, error) {
 	res.BeforePeakBytes = baseRes.PeakBytes
 	res.BaseSeconds = baseRes.TotalSeconds
 	if fl := p.Floor(); fl.Node >= 0 {
-		res.FloorBytes, res.FloorNode = fl.Bytes, p.Name(fl.Node)
+		res.FloorBytes, res.FloorNode, res.FloorWorkspace = fl.Bytes, p.Name(fl.Node), fl.Workspace
 	}
 	budget, err := opts.Budget.Resolve(baseRes.PeakBytes, opts.Profile.MemoryBytes(), UncountedResident(g, lo))
 	if err != nil {

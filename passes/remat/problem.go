@@ -88,6 +88,10 @@ type Problem struct {
 	// and key; the write happens when that instance dies at the node's
 	// step (see ReuseModel).
 	InPlace []Part
+	// Workspace, when not nil, gives each node's transient kernel scratch
+	// bytes (MONeT's c_i; ONNX Runtime's im2col buffer of a Conv), held
+	// while the node runs: they add to the memory of its own step only.
+	Workspace []int64
 }
 
 // Part is one output of a node: Index counts the node's present outputs.
@@ -188,7 +192,7 @@ func (p *Problem) Liveness() *Problem {
 		return p
 	}
 	q := *p
-	q.Reuse, q.InPlace = nil, nil
+	q.Reuse, q.InPlace, q.Workspace = nil, nil, nil
 	return &q
 }
 
@@ -196,7 +200,7 @@ func (p *Problem) Liveness() *Problem {
 // every step of every plan, so that what is proven on it (no plan fits
 // the budget, a lower bound on the cost, a plan optimal on it that fits
 // p) holds for p: p under plain liveness, which counts a freed buffer no
-// longer than the planner holds it, and, with InPlace, the first part of
+// longer than the planner holds it, without Workspace, and, with InPlace, the first part of
 // every node that may write in place counted as 0 bytes, since liveness
 // counts an in-place write and the part it overwrites twice at the
 // writing step, where p counts one buffer. Without Reuse it is p.
@@ -236,7 +240,7 @@ func (p *Problem) Refined() bool {
 // its outputs. It is what a solver that ignores Parts optimises.
 func (p *Problem) Coarse() *Problem {
 	q := *p
-	q.Parts, q.Reads, q.OutputParts, q.Reuse, q.InPlace = nil, nil, nil, nil, nil
+	q.Parts, q.Reads, q.OutputParts, q.Reuse, q.InPlace, q.Workspace = nil, nil, nil, nil, nil, nil
 	return &q
 }
 
@@ -380,6 +384,16 @@ func (p *Problem) validateParts(add func(string, ...any)) {
 		p.validateReuse(add)
 	case p.InPlace != nil:
 		add("InPlace is set without Reuse")
+	}
+	if p.Workspace != nil {
+		if len(p.Workspace) != n {
+			add("Workspace has %d entries for %d nodes", len(p.Workspace), n)
+		}
+		for i, w := range p.Workspace {
+			if w < 0 {
+				add("node %s (%d) has a workspace of %d bytes", p.Name(i), i, w)
+			}
+		}
 	}
 }
 

@@ -28,9 +28,11 @@ type Result struct {
 	BeforePeakBytes, AfterPeakBytes int64
 	// FloorBytes is a floor under the peak of every plan: the largest
 	// working set of a single node (its inputs and outputs, with
-	// ConstBytes), that of FloorNode.
-	FloorBytes int64
-	FloorNode  string
+	// ConstBytes and its workspace), that of FloorNode; FloorWorkspace
+	// the workspace's part of it.
+	FloorBytes     int64
+	FloorNode      string
+	FloorWorkspace int64
 	// BaseSeconds is the predicted compute time of computing every node
 	// once; PlanSeconds the plan's; OverheadSeconds their difference and
 	// OverheadPercent that as a percentage of BaseSeconds.

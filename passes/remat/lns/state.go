@@ -77,11 +77,12 @@ type graph struct {
 	keyParts [][]int32
 	shared   []bool  // key → instances may take each other's buffers
 	inPlace  []int32 // node → the part its first part may be written over, −1
+	ws       []int64 // node → its workspace (remat.Problem.Workspace), nil: none
 }
 
 func newGraph(p *remat.Problem) *graph {
 	n := p.N()
-	g := &graph{n: n, constB: p.ConstBytes, seconds: p.Seconds, recomp: p.Recomputable,
+	g := &graph{n: n, constB: p.ConstBytes, seconds: p.Seconds, recomp: p.Recomputable, ws: p.Workspace,
 		partBase: make([]int32, n+1), reads: make([][]int32, n), users: make([][]int32, n),
 		deps: p.Deps, isOut: make([]bool, n)}
 	for i := range n {
@@ -518,6 +519,10 @@ func (s *state) computeLocal(t int32) int64 {
 		return q
 	}
 	for p, i := range xt {
+		if g.ws != nil {
+			diff[p] += g.ws[i]
+			diff[p+1] -= g.ws[i]
+		}
 		k := index(s.comp[i], t)
 		np := int(g.parts(i))
 		for j := range np {

@@ -117,8 +117,8 @@ func TestEvaluatorMatchesEvaluate(t *testing.T) {
 
 // withReuse returns a copy of p under remat.Problem.Reuse: every part's
 // bytes drawn from three sizes, and the parts of one size sharing a key
-// (one in five without a key), so that freed buffers are taken often, and
-// random in-place writes (remat.Problem.InPlace).
+// (one in five without a key), so that freed buffers are taken often,
+// random in-place writes (remat.Problem.InPlace) and workspaces.
 func withReuse(p *remat.Problem, rng *rand.Rand) *remat.Problem {
 	q := *p
 	n := p.N()
@@ -156,6 +156,13 @@ func withReuse(p *remat.Problem, rng *rand.Rand) *remat.Problem {
 				q.InPlace[i] = r
 			}
 		})
+	}
+	// A workspace on one node in three.
+	q.Workspace = make([]int64, n)
+	for i := range n {
+		if rng.IntN(3) == 0 {
+			q.Workspace[i] = 4 << rng.IntN(3)
+		}
 	}
 	if err := q.Validate(); err != nil {
 		panic(err)
