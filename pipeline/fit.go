@@ -262,6 +262,15 @@ func (m *Model) Fit(ctx context.Context, o FitOptions) (*Fit, error) {
 	if f.Placement, err = o.Target.Place(m.Graph, f.Rewrite); err != nil {
 		return f, err
 	}
+	if ep, ok := o.Target.(eagerPlacer); ok && f.Tiled != nil && f.Rewrite == nil {
+		// A tiled graph, nothing recomputed: its runtime's order can
+		// still hold a large value long after the node that shrinks it
+		// could have run (a pyramid's lateral branch); written with the
+		// target's eager constraints where they lower the peak.
+		if f.Placement, err = ep.PlaceEager(m.Graph); err != nil {
+			return f, err
+		}
+	}
 	if err := f.checkTarget(); err != nil {
 		return f, m.reach(ctx, f, o, err)
 	}
