@@ -255,7 +255,12 @@ func tileAndMeasure(t *testing.T, m modelTarget) string {
 	for _, r := range res.Regions {
 		regions = append(regions, fmt.Sprintf("%d nodes %s…%s (%s, halo ≤%d)", len(r.Nodes), r.Nodes[0], r.Nodes[len(r.Nodes)-1], r.Split(), maxOf(r.Halo)))
 	}
+	// Where the written model peaks (its eager constraints can move the
+	// peak from where Fit left it).
 	where := res.PeakNode
+	if sim, steps, err := (ortt.Target{}).Timeline(g, nil, pl.Writing); err == nil && sim.PeakStep >= 0 {
+		where = steps[sim.PeakStep].String()
+	}
 	if be != nil {
 		where += " (budget not reached)"
 	}

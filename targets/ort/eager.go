@@ -1,6 +1,7 @@
 package ort
 
 import (
+	"cmp"
 	"slices"
 
 	onnxexp "github.com/remat-compile/remat/exporters/onnx"
@@ -111,15 +112,7 @@ func EagerConstraints(g *ir.Graph, opts onnxexp.Options) ([]remat.OrderConstrain
 	}
 	// The largest gains first; a move whose wait would close a cycle
 	// with the constraints before it is left out.
-	slices.SortStableFunc(moves, func(a, b move) int {
-		switch {
-		case a.gain > b.gain:
-			return -1
-		case a.gain < b.gain:
-			return 1
-		}
-		return 0
-	})
+	slices.SortStableFunc(moves, func(a, b move) int { return cmp.Compare(b.gain, a.gain) })
 	for _, m := range moves {
 		for j := m.at + 1; j < m.i; j++ {
 			s := seq[j]
