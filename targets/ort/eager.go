@@ -6,7 +6,6 @@ import (
 
 	onnxexp "github.com/remat-compile/remat/exporters/onnx"
 	"github.com/remat-compile/remat/ir"
-	"github.com/remat-compile/remat/passes/memory"
 	"github.com/remat-compile/remat/passes/remat"
 	"github.com/remat-compile/remat/targets"
 )
@@ -247,8 +246,8 @@ func eagerOptions(g *ir.Graph, opts onnxexp.Options) (out onnxexp.Options, unfor
 
 // PlaceEager is Place for a graph written without a rewrite (a tiled
 // graph), with the eager constraints that lower ORT's predicted peak
-// (eagerOptions). Its UnforcedPeakBytes is the peak without them,
-// PlanOrderPeakBytes the peak in g's own order.
+// (eagerOptions). Its UnforcedPeakBytes is the peak without them; there
+// is no plan order (PlanOrderPeakBytes 0): g's own order is not one.
 func (Target) PlaceEager(g *ir.Graph) (*targets.Placement, error) {
 	opts, unforced, err := eagerOptions(g, sinksLast(g, exportOptions(nil)))
 	if err != nil {
@@ -258,10 +257,6 @@ func (Target) PlaceEager(g *ir.Graph) (*targets.Placement, error) {
 	if err != nil {
 		return nil, err
 	}
-	plan, err := memory.Simulate(g, g.Nodes, Memory())
-	if err != nil {
-		return nil, err
-	}
-	pl.UnforcedPeakBytes, pl.PlanOrderPeakBytes = unforced, plan.PeakBytes
+	pl.UnforcedPeakBytes = unforced
 	return pl, nil
 }
