@@ -75,6 +75,11 @@ func (m *Model) exportOptions(f *Fit, valueInfo bool) onnxexp.Options {
 	}
 	if f.Placement != nil {
 		opts.SinksLast, opts.Order = f.Placement.Writing.SinksLast, f.Placement.Writing.Order
+		if opts.Remat == nil && len(opts.Order) > 0 {
+			// Order constraints without recomputations (ORT's eager
+			// constraints): written over an empty rewrite.
+			opts.Remat = &remat.RewriteResult{Graph: m.Graph}
+		}
 	}
 	return opts
 }

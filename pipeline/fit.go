@@ -231,8 +231,14 @@ func (m *Model) Fit(ctx context.Context, o FitOptions) (*Fit, error) {
 		}
 		res, terr := n.tile(ctx, o.Target, o.Profile, tb, o.TileMaxExtra, o.ORTBlock)
 		var tbe *tile.BudgetError
+		tiled := res != nil && len(res.Regions) > 0 && (terr == nil || errors.As(terr, &tbe))
+		reached, node := int64(0), ""
+		if tiled {
+			reached, node = res.PeakAfter, res.PeakNode
+			reached, node = eagerPeak(o.Target, n.Graph, reached, node)
+		}
 		switch {
-		case terr == nil && len(res.Regions) > 0 && res.PeakAfter <= tb:
+		case tiled && reached <= tb:
 			// The tiled graph runs within the budget on the target: it
 			// is the fit, without recomputations.
 			f.Tiled, f.tileBudget = res, tb
@@ -243,7 +249,7 @@ func (m *Model) Fit(ctx context.Context, o FitOptions) (*Fit, error) {
 			// Tiling does not reach the budget either: the remat pass's
 			// error stands, with what tiling reached.
 			if res != nil && len(res.Regions) > 0 {
-				return f, &TileError{Err: err, Target: o.Target.Name(), Original: res.PeakBefore, Reached: res.PeakAfter, Node: res.PeakNode, Budget: tb, Regions: len(res.Regions)}
+				return f, &TileError{Err: err, Target: o.Target.Name(), Original: res.PeakBefore, Reached: reached, Node: node, Budget: tb, Regions: len(res.Regions)}
 			}
 		default:
 			return f, terr
@@ -261,6 +267,15 @@ func (m *Model) Fit(ctx context.Context, o FitOptions) (*Fit, error) {
 	}
 	if f.Placement, err = o.Target.Place(m.Graph, f.Rewrite); err != nil {
 		return f, err
+	}
+	if ep, ok := o.Target.(eagerPlacer); ok && f.Tiled != nil && f.Rewrite == nil {
+		// A tiled graph, nothing recomputed: its runtime's order can
+		// still hold a large value long after the node that shrinks it
+		// could have run (a pyramid's lateral branch); written with the
+		// target's eager constraints where they lower the peak.
+		if f.Placement, err = ep.PlaceEager(m.Graph); err != nil {
+			return f, err
+		}
 	}
 	if err := f.checkTarget(); err != nil {
 		return f, m.reach(ctx, f, o, err)
@@ -301,6 +316,27 @@ func (f *Fit) checkTarget() error {
 		return &TargetError{Target: f.Target.Name(), OriginalBytes: f.Original.PeakBytes, PeakBytes: f.Placement.PeakBytes, BudgetBytes: f.Remat.BudgetBytes}
 	}
 	return nil
+}
+
+// eagerPeak is the peak, and the node at it, of the tiled graph g as the
+// target writes it (PlaceEager: with eager order constraints where they
+// lower the peak), when that is below peak, tiling's own prediction at
+// node; otherwise peak and node.
+func eagerPeak(t targets.Target, g *ir.Graph, peak int64, node string) (int64, string) {
+	ep, ok := t.(eagerPlacer)
+	if !ok {
+		return peak, node
+	}
+	pl, err := ep.PlaceEager(g)
+	if err != nil || pl.PeakBytes >= peak {
+		return peak, node
+	}
+	if tl, ok := t.(targets.Timeliner); ok {
+		if sim, steps, err := tl.Timeline(g, nil, pl.Writing); err == nil && sim.PeakStep >= 0 {
+			node = steps[sim.PeakStep].String()
+		}
+	}
+	return pl.PeakBytes, node
 }
 
 // TileError is the remat pass's error (Err: the budget is below what

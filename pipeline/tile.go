@@ -41,6 +41,13 @@ type runOrder interface {
 	RunOrder(g *ir.Graph) ([]*ir.Node, error)
 }
 
+// eagerPlacer is a target that can write a graph without a rewrite so
+// that its runtime runs nodes that shrink large values early, where that
+// lowers the predicted peak (targets/ort's eager constraints).
+type eagerPlacer interface {
+	PlaceEager(g *ir.Graph) (*targets.Placement, error)
+}
+
 // ORTBlock is the channel block of ONNX Runtime's NCHWc layout on the
 // machines a tiled model is for, which decides where a region may end
 // (passes/tile.ORTBlocks): 8 on AVX2, 16 on AVX-512. A tiling exact under

@@ -18,6 +18,9 @@ var _ targets.Timeliner = Target{}
 func (Target) Timeline(g *ir.Graph, rw *remat.RewriteResult, w targets.Writing) (*memory.Result, []*ir.Node, error) {
 	opts := exportOptions(rw)
 	opts.SinksLast, opts.Order = w.SinksLast, w.Order
+	if opts.Remat == nil && len(opts.Order) > 0 {
+		opts.Remat = &remat.RewriteResult{Graph: g} // eager constraints (Place)
+	}
 	sim, seq, err := Simulate(g, opts)
 	if err != nil {
 		return nil, nil, err
