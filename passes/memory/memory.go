@@ -623,7 +623,7 @@ func (s *sim) layout(seq []*ir.Node) *layout {
 		l.buf[i] = -1
 	}
 	buf := l.buf
-	keys := map[string]int32{}
+	keys := LayoutKeys{}
 	free := map[int32][]int32{} // reuse key → free buffers, most recently freed last
 
 	newBuffer := func(v *ir.Value, step int32, pinned bool) int32 {
@@ -927,24 +927,35 @@ func (s *sim) nestedReplay(a *bfcArena, subs []*ir.Graph) (*bfcArena, int64) {
 
 // reuseKey numbers the reuse key of v (Options.ReuseKey, else LayoutKey);
 // -1 when v may take no listed buffer.
-func (s *sim) reuseKey(v *ir.Value, keys map[string]int32) int32 {
-	var k string
-	if s.opts.ReuseKey != nil {
-		c := s.opts.ReuseKey(v)
-		if c < 0 {
-			return -1
-		}
-		k = strconv.FormatInt(c, 10)
-	} else {
-		var ok bool
-		if k, ok = LayoutKey(v); !ok {
-			return -1
-		}
+func (s *sim) reuseKey(v *ir.Value, keys LayoutKeys) int32 {
+	if s.opts.ReuseKey == nil {
+		return keys.ID(v)
 	}
-	id, ok := keys[k]
+	c := s.opts.ReuseKey(v)
+	if c < 0 {
+		return -1
+	}
+	return keys.number(strconv.FormatInt(c, 10))
+}
+
+// LayoutKeys numbers the layouts of values (LayoutKey) in the order they
+// are first seen.
+type LayoutKeys map[string]int32
+
+// ID returns the number of v's layout; -1 when v takes no freed buffer.
+func (m LayoutKeys) ID(v *ir.Value) int32 {
+	k, ok := LayoutKey(v)
 	if !ok {
-		id = int32(len(keys))
-		keys[k] = id
+		return -1
+	}
+	return m.number(k)
+}
+
+func (m LayoutKeys) number(k string) int32 {
+	id, ok := m[k]
+	if !ok {
+		id = int32(len(m))
+		m[k] = id
 	}
 	return id
 }

@@ -153,7 +153,7 @@ func Lower(g *ir.Graph, cost func(*ir.Node) float64, opts LowerOptions) (*Proble
 	// part[v.ID] is the part index of a value produced by a problem node.
 	part := make([]int32, g.NumValues())
 	multi := false
-	keys := map[string]int32{}
+	keys := memory.LayoutKeys{}
 	if opts.Reuse {
 		p.Reuse = make([][]int32, N)
 	}
@@ -167,7 +167,7 @@ func Lower(g *ir.Graph, cost func(*ir.Node) float64, opts LowerOptions) (*Proble
 			b := size(o)
 			parts = append(parts, b)
 			if opts.Reuse {
-				p.Reuse[i] = append(p.Reuse[i], reuseKey(o, keys))
+				p.Reuse[i] = append(p.Reuse[i], keys.ID(o))
 			}
 			m.Outputs[i] = append(m.Outputs[i], o)
 			p.Bytes[i] += b
@@ -360,21 +360,6 @@ func sortParts(rs []Part) []Part {
 		return int(a.Index - b.Index)
 	})
 	return slices.Compact(rs)
-}
-
-// reuseKey numbers v's layout (memory.LayoutKey) in keys, in the order the
-// layouts first appear; -1 when v takes no freed buffer.
-func reuseKey(v *ir.Value, keys map[string]int32) int32 {
-	k, ok := memory.LayoutKey(v)
-	if !ok {
-		return -1
-	}
-	id, ok := keys[k]
-	if !ok {
-		id = int32(len(keys))
-		keys[k] = id
-	}
-	return id
 }
 
 // inPlaceParts lists, per problem node, the part its first output may be

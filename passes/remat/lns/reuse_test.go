@@ -40,14 +40,7 @@ func reuseOptima(t *testing.T, p *remat.Problem, budgets []int64) []float64 {
 		for st := range n {
 			stages[st] = append(stages[st], int32(st))
 		}
-		plan, err := remat.ScheduleStages(p, stages)
-		if err != nil {
-			t.Fatal(err)
-		}
-		res, err := remat.Evaluate(p, plan)
-		if err != nil {
-			t.Fatal(err)
-		}
+		res := evaluate(t, p, stages)
 		for k, b := range budgets {
 			if res.PeakBytes <= b && res.TotalSeconds < best[k] {
 				best[k] = res.TotalSeconds

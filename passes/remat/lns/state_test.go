@@ -47,9 +47,9 @@ func randomStages(p *remat.Problem, rng *rand.Rand, density float64) [][]int32 {
 	return stages
 }
 
-// stagePeaks measures a plan with remat.Evaluate: the largest memory of
-// each stage's steps.
-func stagePeaks(t *testing.T, p *remat.Problem, stages [][]int32) ([]int64, int64) {
+// evaluate measures the plan of the given compute sets with
+// remat.Evaluate.
+func evaluate(t *testing.T, p *remat.Problem, stages [][]int32) remat.CheckResult {
 	t.Helper()
 	plan, err := remat.ScheduleStages(p, stages)
 	if err != nil {
@@ -59,6 +59,14 @@ func stagePeaks(t *testing.T, p *remat.Problem, stages [][]int32) ([]int64, int6
 	if err != nil {
 		t.Fatal(err)
 	}
+	return res
+}
+
+// stagePeaks measures a plan with remat.Evaluate: the largest memory of
+// each stage's steps.
+func stagePeaks(t *testing.T, p *remat.Problem, stages [][]int32) ([]int64, int64) {
+	t.Helper()
+	res := evaluate(t, p, stages)
 	peaks := make([]int64, p.N())
 	k := 0
 	for st, xs := range stages {
