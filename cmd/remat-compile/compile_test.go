@@ -399,9 +399,9 @@ func TestProgressLine(t *testing.T) {
 
 // TestCompileTrain: -train builds the zoo U-Net's training graph. With
 // -solver checkpoint-all it is written plain (outputs: loss and one
-// gradient per parameter); at 90% of its no-remat peak it is
-// rematerialized, and verify finds the loss and every gradient bitwise
-// identical to the plain training graph's.
+// gradient per parameter); at 95% of its no-remat peak (under the
+// planner's model) it is rematerialized, and verify finds the loss and
+// every gradient bitwise identical to the plain training graph's.
 func TestCompileTrain(t *testing.T) {
 	if testing.Short() {
 		t.Skip("compiles and verifies the U-Net training graph in ONNX Runtime; skipped in -short mode")
@@ -429,7 +429,7 @@ func TestCompileTrain(t *testing.T) {
 		t.Errorf("outputs %d, %d gradients; want loss and gradients only", len(g.Outputs), grads)
 	}
 	remat := filepath.Join(dir, "train.remat.onnx")
-	code, stdout, stderr = run(t, "-train", unetModel, "-o", remat, "-budget", "90%", "-time-limit", "10s", "-report", remat+".json")
+	code, stdout, stderr = run(t, "-train", unetModel, "-o", remat, "-budget", "95%", "-time-limit", "10s", "-report", remat+".json")
 	if code != exitOK {
 		t.Fatalf("remat: exit %d: %s%s", code, stdout, stderr)
 	}
