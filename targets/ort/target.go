@@ -16,7 +16,6 @@ package ort
 
 import (
 	"fmt"
-	"slices"
 
 	onnxexp "github.com/remat-compile/remat/exporters/onnx"
 	"github.com/remat-compile/remat/ir"
@@ -109,24 +108,6 @@ func place(g *ir.Graph, rw *remat.RewriteResult, defaults bool) (*targets.Placem
 	return placement(g, opts, ord, defaults)
 }
 
-// Culprits places the rewritten graph g as Place does and names, sorted,
-// the recomputed nodes (their originals) whose recomputation saves nothing
-// at the peak of ORT's allocator (heldAtPeak), with that peak. The
-// pipeline's refinement keeps them and solves again.
-func (t Target) Culprits(g *ir.Graph, rw *remat.RewriteResult) (int64, []string, error) {
-	pl, err := place(g, rw, false)
-	if err != nil {
-		return 0, nil, err
-	}
-	opts := exportOptions(rw)
-	opts.SinksLast, opts.Order = pl.Writing.SinksLast, pl.Writing.Order
-	sim, seq, err := Simulate(g, opts)
-	if err != nil {
-		return 0, nil, err
-	}
-	return sim.PeakBytes, heldAtPeak(g, seq, sim, rw), nil
-}
-
 // ONNXOrder is Order: the pipeline gives it to exporters/onnx as
 // Options.RuntimeOrder when it writes a model for this target.
 func (Target) ONNXOrder(nodes []onnxexp.WrittenNode) []int { return Order(nodes) }
@@ -134,72 +115,6 @@ func (Target) ONNXOrder(nodes []onnxexp.WrittenNode) []int { return Order(nodes)
 // writing is the format-neutral part of opts.
 func writing(opts onnxexp.Options) targets.Writing {
 	return targets.Writing{SinksLast: opts.SinksLast, Order: opts.Order}
-}
-
-// heldAtPeak names, sorted, the recomputed nodes (their originals) whose
-// recomputation saves nothing at the peak of sim, the simulation of
-// sequence seq under Memory():
-//
-//   - the original's output holds a buffer at the peak (ORT runs it, or a
-//     reader of it, on the other side of the peak than the plan); or
-//   - a buffer at the peak holds no live value but waits for a later
-//     value of its element size and shape, and the recomputation is such
-//     a value, its original run before the peak: dropping the original
-//     across the peak freed a buffer that the planner keeps for the
-//     recomputation (or for another value of the shape).
-func heldAtPeak(g *ir.Graph, seq []*ir.Node, sim *memory.Result, rw *remat.RewriteResult) []string {
-	if rw == nil || sim.PeakStep < 0 {
-		return nil
-	}
-	pos := make(map[*ir.Node]int, len(seq))
-	for i, n := range seq {
-		pos[n] = i
-	}
-	lastRead := map[*ir.Value]int{}
-	for i, n := range seq {
-		for _, in := range n.Inputs {
-			if in != nil {
-				lastRead[in] = i
-			}
-		}
-	}
-	for _, o := range g.Outputs {
-		lastRead[o] = len(seq) // read by the caller, after the run
-	}
-	recomputed := map[*ir.Node]bool{}
-	for _, rc := range rw.Recomputes {
-		recomputed[rc.Original] = true
-	}
-	held := map[string]bool{} // element size and shape of the buffers waiting at the peak
-	names := map[string]bool{}
-	for _, l := range sim.AtPeak {
-		if l.Value == nil || l.Bytes == 0 {
-			continue
-		}
-		if d := l.Value.Def; d != nil && recomputed[d] {
-			names[d.Name] = true
-		}
-		if last, ok := lastRead[l.Value]; ok && last < sim.PeakStep {
-			held[layoutKey(l.Value)] = true
-		}
-	}
-	for _, rc := range rw.Recomputes {
-		p, q := pos[rc.Original], pos[rc.Node]
-		if p >= sim.PeakStep || q <= sim.PeakStep {
-			continue
-		}
-		for _, o := range rc.Node.Outputs {
-			if o != nil && held[layoutKey(o)] {
-				names[rc.Original.Name] = true
-			}
-		}
-	}
-	out := make([]string, 0, len(names))
-	for n := range names {
-		out = append(out, n)
-	}
-	slices.Sort(out)
-	return out
 }
 
 // layoutKey is a value's element size and static shape, the key of ORT's
