@@ -119,18 +119,20 @@ func begin(g *ir.Graph, opts Options, what string, checkOpset bool) (*differ, *i
 	if g == nil || g.Parent != nil {
 		return nil, nil, fmt.Errorf("autodiff: %s needs a root graph", what)
 	}
+	tf := isTF(g)
 	opset := g.Opset("")
-	if opset == 0 {
+	if opset == 0 && !tf {
 		opset = 21
 		g.Opsets = append(g.Opsets, ir.Opset{Domain: "", Version: opset})
 	}
-	if checkOpset && opset < minOpset {
+	if checkOpset && !tf && opset < minOpset {
 		return nil, nil, ir.ErrorList{ir.Errorf(ir.Pos{File: opts.File}, "autodiff needs the standard opset %d or later (Where, Expand, ConstantOfShape); the graph imports opset %d", minOpset, opset)}.Err()
 	}
 	if err := shapes.Infer(g, shapes.Options{File: opts.File}); err != nil {
 		return nil, nil, err
 	}
 	d := &differ{g: g, b: newBuilder(g, opset), opts: opts, file: opts.File}
+	d.b.tf = tf
 	d.own = ownParams(g)
 	if err := d.prepare(); err != nil {
 		return nil, nil, err
@@ -192,21 +194,25 @@ func (d *differ) errorf(n *ir.Node, format string, args ...any) *ir.Error {
 func (d *differ) prepare() error {
 	var errs ir.ErrorList
 	for _, n := range slices.Clone(d.g.Nodes) {
-		if n.Domain != "" && n.Domain != "ai.onnx" {
-			continue
-		}
 		var err error
-		switch n.Op {
-		case "BatchNormalization":
-			err = d.lowerBatchNorm(n)
-		case "InstanceNormalization":
-			err = d.lowerInstanceNorm(n)
-		case "LayerNormalization":
-			err = d.lowerLayerNorm(n)
-		case "LRN":
-			err = d.lowerLRN(n)
-		case "Dropout":
-			err = d.prepareDropout(n)
+		if n.Domain == ir.TFDomain {
+			switch n.Op {
+			case "FusedBatchNorm", "FusedBatchNormV2", "FusedBatchNormV3":
+				err = d.lowerFusedBatchNormTF(n)
+			}
+		} else if n.Domain == "" || n.Domain == "ai.onnx" {
+			switch n.Op {
+			case "BatchNormalization":
+				err = d.lowerBatchNorm(n)
+			case "InstanceNormalization":
+				err = d.lowerInstanceNorm(n)
+			case "LayerNormalization":
+				err = d.lowerLayerNorm(n)
+			case "LRN":
+				err = d.lowerLRN(n)
+			case "Dropout":
+				err = d.prepareDropout(n)
+			}
 		}
 		if err != nil {
 			var e *ir.Error
@@ -261,6 +267,13 @@ func (d *differ) addLoss() (*ir.Value, error) {
 		diff := b.sub(out, target)
 		loss = b.reduceAll("ReduceMean", b.mul(diff, diff))
 	case LossSoftmaxXent:
+		if b.tf {
+			var err error
+			if loss, err = d.softmaxXentTF(l, out); err != nil {
+				return nil, err
+			}
+			break
+		}
 		if len(dims) < 2 {
 			return nil, ir.ErrorList{ir.Errorf(ir.Pos{File: d.file, Value: out.Name}, "loss %s: logits %q must have rank 2 or more ([N, C, …]), not %v", l, out.Name, out.Type)}.Err()
 		}
