@@ -1,7 +1,6 @@
 package autodiff
 
 import (
-	"fmt"
 	"math"
 	"slices"
 	"strings"
@@ -765,16 +764,5 @@ func gradMaxPoolTF(c *gctx) error {
 	dxp := b.transpose(b.reshape(placed, []int64{N, C, span[0], span[1]}), []int64{0, 2, 3, 1})
 	// dxpad covers span rows from the padded top; x starts at pb.
 	c.set(0, b.pad(dxp, []int64{0, -g.pb[0], -g.pb[1], 0, 0, xd[1] + g.pb[0] - span[0], xd[2] + g.pb[1] - span[1], 0}))
-	return nil
-}
-
-// checkTFRules is a guard for tests: every op tfRules names is in the
-// TensorFlow op table.
-func checkTFRules() error {
-	for op := range tfRules {
-		if ir.LookupOp(ir.TFDomain, op) == nil {
-			return fmt.Errorf("tfRules names %s, which the TensorFlow op table lacks", op)
-		}
-	}
 	return nil
 }
