@@ -2,6 +2,7 @@ package pipeline
 
 import (
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -182,21 +183,47 @@ func TestInspectRealTFModels(t *testing.T) {
 	}
 }
 
-// TestTrainTFGraph: -train on a TensorFlow graph is a clear error that
-// says why and what to do, naming the ops without a gradient; the graph
-// is left as it was.
+// TestTrainTFGraph: -train on a TensorFlow graph builds its training
+// graph in TensorFlow ops (every node in the tf domain, the loss and one
+// gradient per parameter as outputs); an op on a differentiable path
+// without a TensorFlow gradient rule (GoogLeNet's LRN) is a clear error
+// naming the op and its node, and the graph is left as it was.
 func TestTrainTFGraph(t *testing.T) {
 	ctx := context.Background()
 	m, err := Load(ctx, "zoo:vgg16:small:tf", LoadOptions{RequireStatic: true})
 	if err != nil {
 		t.Fatal(err)
 	}
+	params := len(m.Graph.Params)
+	if err := m.Train(ctx, autodiff.Options{}); err != nil {
+		t.Fatal(err)
+	}
+	if m.Training == nil || !m.IsTF() {
+		t.Fatalf("training %v, TensorFlow graph %v", m.Training, m.IsTF())
+	}
+	for _, n := range m.Graph.Nodes {
+		if n.Domain != ir.TFDomain {
+			t.Fatalf("node %s (%s) is in domain %q, not TensorFlow's", n.Name, n.Op, n.Domain)
+		}
+	}
+	if got := len(m.Graph.Outputs); got < 2 || m.Graph.Outputs[0].Name != autodiff.LossName || !strings.HasSuffix(m.Graph.Outputs[1].Name, "_grad") {
+		t.Errorf("outputs %v, want the loss then the gradients (%d parameters before)", m.Graph.Outputs, params)
+	}
+
+	m, err = Load(ctx, "zoo:googlenet:small:tf", LoadOptions{RequireStatic: true})
+	if err != nil {
+		t.Fatal(err)
+	}
 	nodes := len(m.Graph.Nodes)
 	err = m.Train(ctx, autodiff.Options{})
 	if err == nil {
-		t.Fatal("Train accepted a TensorFlow graph")
+		t.Fatal("Train accepted GoogLeNet's LRN on a differentiable path")
 	}
-	for _, want := range []string{"-train is not available for TensorFlow graphs", "compile the model's ONNX form with -train", "_FusedConv2D"} {
+	var ng *autodiff.NoGradientError
+	if !errors.As(err, &ng) {
+		t.Errorf("error is not a *autodiff.NoGradientError: %v", err)
+	}
+	for _, want := range []string{"-train on a TensorFlow graph", "no gradient for tf.LRN", "forward ops TensorFlow.js runs"} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("error lacks %q: %v", want, err)
 		}
