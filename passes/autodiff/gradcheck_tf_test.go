@@ -204,6 +204,12 @@ func tfGradCases() []tfCase {
 		{name: "DepthwiseConv2dNative/VALID/s2", wrt: "x,w", build: func(b *tfg) *ir.Graph {
 			return b.out(b.op("DepthwiseConv2dNative", []*ir.Value{b.in("x", 1, 8, 7, 2), b.in("w", 3, 2, 2, 1)}, window(2, 1, "VALID")...))
 		}},
+		{name: "DepthwiseConv2dNative/EXPLICIT/s2/even", wrt: "x,w", build: func(b *tfg) *ir.Graph {
+			return b.out(b.op("DepthwiseConv2dNative", []*ir.Value{b.in("x", 2, 8, 8, 3), b.in("w", 3, 3, 3, 1)}, append(window(2, 1, "EXPLICIT"), ir.IntsAttr("explicit_paddings", 0, 0, 1, 1, 1, 1, 0, 0))...))
+		}},
+		{name: "Conv2D/EXPLICIT/s2/even", wrt: "x,w", build: func(b *tfg) *ir.Graph {
+			return b.out(tfConv(b, b.in("x", 2, 8, 8, 2), b.in("w", 3, 3, 2, 3), 2, 1, "EXPLICIT", ir.IntsAttr("explicit_paddings", 0, 0, 1, 1, 1, 1, 0, 0)))
+		}},
 		{name: "DepthwiseConv2dNative/dilated", wrt: "x,w", build: func(b *tfg) *ir.Graph {
 			return b.out(b.op("DepthwiseConv2dNative", []*ir.Value{b.in("x", 1, 7, 7, 2), b.in("w", 3, 3, 2, 1)}, window(1, 2, "SAME")...))
 		}},
