@@ -2,7 +2,11 @@
 // differentiation on the IR: from a graph, a loss and the trainable
 // parameters it appends the loss and the backward pass to the same graph,
 // every gradient expressed in standard ONNX operators (no com.microsoft
-// gradient kernels), so that ONNX Runtime's default CPU build runs it.
+// gradient kernels), so that ONNX Runtime's default CPU build runs it. A
+// TensorFlow graph (every node in ir.TFDomain) gets its training graph in
+// TensorFlow ops that TensorFlow.js's graph executor runs, by the same
+// driver with the builder in its TensorFlow form and the rules of
+// rules_tf.go.
 //
 // # What Build does
 //
@@ -61,7 +65,7 @@ const LossName = "loss"
 func NewPass(opts Options) *passes.Pass {
 	return &passes.Pass{
 		Name: "autodiff",
-		Doc:  "Build the training graph: the loss and its gradients with respect to the trainable parameters, in standard ONNX ops.",
+		Doc:  "Build the training graph: the loss and its gradients with respect to the trainable parameters, in standard ONNX ops (TensorFlow ops for a TensorFlow graph).",
 		Run: func(st *passes.State, g *ir.Graph) (bool, error) {
 			if opts.File == "" {
 				opts.File = st.File
