@@ -231,6 +231,12 @@ func tfGradCases() []tfCase {
 		{name: "MaxPool/SAME/3x3/s1", wrt: "x", build: func(b *tfg) *ir.Graph {
 			return b.out(b.op("MaxPool", []*ir.Value{b.in("x", 1, 5, 5, 2)}, nhwc(), ir.IntsAttr("ksize", 1, 3, 3, 1), ir.IntsAttr("strides", 1, 1, 1, 1), ir.StringAttr("padding", "SAME")))
 		}},
+		{name: "AvgPool/SAME/3x3/s2", wrt: "x", build: func(b *tfg) *ir.Graph {
+			return b.out(b.op("AvgPool", []*ir.Value{b.in("x", 2, 7, 6, 3)}, nhwc(), ir.IntsAttr("ksize", 1, 3, 3, 1), ir.IntsAttr("strides", 1, 2, 2, 1), ir.StringAttr("padding", "SAME")))
+		}},
+		{name: "AvgPool/VALID/2x2/s2", wrt: "x", build: func(b *tfg) *ir.Graph {
+			return b.out(b.op("AvgPool", []*ir.Value{b.in("x", 2, 6, 7, 2)}, nhwc(), ir.IntsAttr("ksize", 1, 2, 2, 1), ir.IntsAttr("strides", 1, 2, 2, 1), ir.StringAttr("padding", "VALID")))
+		}},
 		{name: "FusedBatchNormV3", wrt: "x,scale,offset", build: func(b *tfg) *ir.Graph {
 			x, sc, of := b.in("x", 2, 3, 3, 4), b.in("scale", 4), b.in("offset", 4)
 			outs := b.opN("FusedBatchNormV3", 6, []*ir.Value{x, sc, of, b.in("mean", 4), b.in("var", 4)},

@@ -107,6 +107,7 @@ var tfRules = map[string]*rule{
 	"_FusedDepthwiseConv2dNative": {grad: gradDepthwiseTF},
 	"Conv2DBackpropInput":         {in: []int{1, 2}, grad: gradConv2DBackpropInputTF},
 	"MaxPool":                     {grad: gradMaxPoolTF},
+	"AvgPool":                     {grad: gradAvgPoolTF},
 }
 
 // lowerFusedBatchNormTF writes FusedBatchNorm (V2, V3) out in training
@@ -721,8 +722,6 @@ func gradMaxPoolTF(c *gctx) error {
 	xd, yd := dimsOf(x), dimsOf(y)
 	N, C, P, Q := xd[0], xd[3], yd[1], yd[2]
 	kh, kw := g.k[0], g.k[1]
-	// The rows and columns the windows cover.
-	span := [2]int64{(P-1)*g.s[0] + kh, (Q-1)*g.s[1] + kw}
 	xp := x
 	if g.pb != [2]int64{} || g.pe != [2]int64{} {
 		pt := tensorType(dt, []int64{N, xd[1] + g.pb[0] + g.pe[0], xd[2] + g.pb[1] + g.pe[1], C})
@@ -757,12 +756,61 @@ func gradMaxPoolTF(c *gctx) error {
 		e[k*K+k] = 1 // E[i, j, 0, k] with k = i·kw + j: row k of [kh·kw, K]
 	}
 	filter := b.constant(floatTensor(dt, []int64{kh, kw, 1, K}, e))
+	c.set(0, b.placeWindows(st, filter, g, xd))
+	return nil
+}
+
+// placeWindows adds the window contributions st [N·C, P, Q, K] back onto
+// the input [N, H, W, C] of a pool of geometry g: a Conv2DBackpropInput
+// with filter [kh, kw, 1, K] (which says where in the window each of the
+// K channels lands) and the pool's strides gives the padded input's rows
+// the windows span, [N·C, span_h, span_w, 1]; moved back to NHWC, it is
+// cut (or zero-extended) to x's rows, which start at the pads.
+func (b *builder) placeWindows(st, filter *ir.Value, g *tfGeom, xd []int64) *ir.Value {
+	dt := st.Type.DType
+	N, C := xd[0], xd[3]
+	sd := dimsOf(st)
+	span := [2]int64{(sd[1]-1)*g.s[0] + g.k[0], (sd[2]-1)*g.s[1] + g.k[1]}
 	placed := b.add("Conv2DBackpropInput", tensorType(dt, []int64{N * C, span[0], span[1], 1}),
 		[]*ir.Value{b.ints(N*C, span[0], span[1], 1), filter, st},
 		ir.StringAttr("data_format", "NHWC"), ir.IntsAttr("strides", 1, g.s[0], g.s[1], 1),
 		ir.IntsAttr("dilations", 1, 1, 1, 1), ir.StringAttr("padding", "VALID"))
 	dxp := b.transpose(b.reshape(placed, []int64{N, C, span[0], span[1]}), []int64{0, 2, 3, 1})
-	// dxpad covers span rows from the padded top; x starts at pb.
-	c.set(0, b.pad(dxp, []int64{0, -g.pb[0], -g.pb[1], 0, 0, xd[1] + g.pb[0] - span[0], xd[2] + g.pb[1] - span[1], 0}))
+	return b.pad(dxp, []int64{0, -g.pb[0], -g.pb[1], 0, 0, xd[1] + g.pb[0] - span[0], xd[2] + g.pb[1] - span[1], 0})
+}
+
+// gradAvgPoolTF: y[n, p, q, c] = Σ_window x / D[p, q], D counting the
+// window's elements inside the input (TensorFlow's AvgPool leaves the
+// padding out); dx = each dy[n, p, q, c] / D[p, q] spread over its
+// window: placeWindows with the filter ones[kh, kw, 1, 1].
+func gradAvgPoolTF(c *gctx) error {
+	b := c.b
+	x, y := c.x(0), c.y(0)
+	ks, ok := c.n.AttrInts("ksize")
+	if !ok || len(ks) != 4 || ks[0] != 1 || ks[3] != 1 {
+		return c.errorf("the gradient of AvgPool needs ksize [1, kh, kw, 1]")
+	}
+	g, err := tfGeometry(c, x, y, [2]int64{ks[1], ks[2]})
+	if err != nil {
+		return err
+	}
+	dt := c.dt()
+	xd, yd := dimsOf(x), dimsOf(y)
+	N, C, P, Q := xd[0], xd[3], yd[1], yd[2]
+	inv := make([]float64, P*Q)
+	for p := range P {
+		rows := min(p*g.s[0]-g.pb[0]+g.k[0], xd[1]) - max(p*g.s[0]-g.pb[0], 0)
+		for q := range Q {
+			cols := min(q*g.s[1]-g.pb[1]+g.k[1], xd[2]) - max(q*g.s[1]-g.pb[1], 0)
+			inv[p*Q+q] = 1 / float64(rows*cols)
+		}
+	}
+	z := b.mul(c.dy[0], b.constant(floatTensor(dt, []int64{1, P, Q, 1}, inv)))
+	st := b.reshape(b.transpose(z, []int64{0, 3, 1, 2}), []int64{N * C, P, Q, 1})
+	ones := make([]float64, g.k[0]*g.k[1])
+	for i := range ones {
+		ones[i] = 1
+	}
+	c.set(0, b.placeWindows(st, b.constant(floatTensor(dt, []int64{g.k[0], g.k[1], 1, 1}, ones)), g, xd))
 	return nil
 }
