@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	gdexp "github.com/remat-compile/remat/exporters/graphdef"
 	"github.com/remat-compile/remat/internal/tfpb"
 	"github.com/remat-compile/remat/ir"
 	"github.com/remat-compile/remat/passes/autodiff"
@@ -186,8 +187,9 @@ func TestInspectRealTFModels(t *testing.T) {
 // TestTrainTFGraph: -train on a TensorFlow graph builds its training
 // graph in TensorFlow ops (every node in the tf domain, the loss and one
 // gradient per parameter as outputs); an op on a differentiable path
-// without a TensorFlow gradient rule (GoogLeNet's LRN) is a clear error
-// naming the op and its node, and the graph is left as it was.
+// without a TensorFlow gradient rule (Atan, in a TensorFlow.js model
+// file) is a clear error naming the op and its node, and the graph is
+// left as it was.
 func TestTrainTFGraph(t *testing.T) {
 	ctx := context.Background()
 	m, err := Load(ctx, "zoo:vgg16:small:tf", LoadOptions{RequireStatic: true})
@@ -210,20 +212,41 @@ func TestTrainTFGraph(t *testing.T) {
 		t.Errorf("outputs %v, want the loss then the gradients (%d parameters before)", m.Graph.Outputs, params)
 	}
 
-	m, err = Load(ctx, "zoo:googlenet:small:tf", LoadOptions{RequireStatic: true})
+	// A TensorFlow.js model with an op that has no TensorFlow rule (Atan)
+	// after a convolution.
+	g := ir.NewGraph("atan")
+	x := g.AddInput("x", ir.TensorOf(ir.Float32, 1, 4, 4, 3))
+	wt := ir.Float32Tensor([]int64{1, 1, 3, 2}, 1, 2, 3, 4, 5, 6)
+	wt.Name = "w"
+	w := g.AddParam("w", wt.Type(), wt)
+	conv := g.NewNode("Conv2D", ir.TFDomain, []*ir.Value{x, w}, []string{"conv"})
+	conv.Name = "conv"
+	for _, a := range []ir.Attr{ir.StringAttr("T", "DT_FLOAT"), ir.StringAttr("data_format", "NHWC"), ir.StringAttr("padding", "VALID"),
+		ir.IntsAttr("strides", 1, 1, 1, 1), ir.IntsAttr("dilations", 1, 1, 1, 1)} {
+		conv.SetAttr(a)
+	}
+	at := g.NewNode("Atan", ir.TFDomain, []*ir.Value{conv.Outputs[0]}, []string{"atan"})
+	at.Name = "atan"
+	at.SetAttr(ir.StringAttr("T", "DT_FLOAT"))
+	g.AddOutput(at.Outputs[0])
+	path := filepath.Join(t.TempDir(), "model.json")
+	if err := gdexp.ExportFile(g, path, gdexp.Options{}); err != nil {
+		t.Fatal(err)
+	}
+	m, err = Load(ctx, path, LoadOptions{RequireStatic: true})
 	if err != nil {
 		t.Fatal(err)
 	}
 	nodes := len(m.Graph.Nodes)
 	err = m.Train(ctx, autodiff.Options{})
 	if err == nil {
-		t.Fatal("Train accepted GoogLeNet's LRN on a differentiable path")
+		t.Fatal("Train accepted Atan on a differentiable path")
 	}
 	var ng *autodiff.NoGradientError
 	if !errors.As(err, &ng) {
 		t.Errorf("error is not a *autodiff.NoGradientError: %v", err)
 	}
-	for _, want := range []string{"-train on a TensorFlow graph", "no gradient for tf.LRN", "forward ops TensorFlow.js runs"} {
+	for _, want := range []string{"-train on a TensorFlow graph", `node "atan" (tf.Atan): no gradient for tf.Atan`, "forward ops TensorFlow.js runs"} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("error lacks %q: %v", want, err)
 		}

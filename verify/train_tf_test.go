@@ -21,7 +21,7 @@ import (
 // TestTrainTFMatchesONNX holds the TensorFlow training graphs to the ONNX
 // ones across runtimes: for zoo models (MobileNet v1 and v2, a ResNet-18,
 // U-Net and FCN-8s, which have MaxPool and ConvTranspose /
-// Conv2DBackpropInput), the training graph of the model's TensorFlow form
+// Conv2DBackpropInput, and GoogLeNet, which has LRN), the training graph of the model's TensorFlow form
 // (zoo:NAME:tf, -loss sum) run in TensorFlow.js (wasm) and the training
 // graph of its ONNX form run in ONNX Runtime, on the same weights and the
 // same input (NCHW for ONNX, transposed to NHWC for TensorFlow), give the
@@ -53,6 +53,7 @@ func TestTrainTFMatchesONNX(t *testing.T) {
 		"resnet:depth=18:res=64:batch=4:width=0.25",
 		"unet:small:batch=4",
 		"fcn8:small:batch=4",
+		"googlenet:small:batch=4",
 	} {
 		t.Run(spec, func(t *testing.T) {
 			ctx := context.Background()
@@ -182,10 +183,10 @@ func TestTrainTFMatchesONNX(t *testing.T) {
 			if checked != len(mo.Graph.Outputs)-1 {
 				t.Errorf("%d gradients compared; the ONNX training graph has %d", checked, len(mo.Graph.Outputs)-1)
 			}
-			t.Logf("loss tfjs %.7g, ORT %.7g; %d gradients, worst difference %.3f of its bound", lt, lo, checked, worst)
+			t.Logf("loss tfjs %.7g, ORT %.7g; %d gradients, worst difference %.2e of its bound", lt, lo, checked, worst)
 		})
 	}
-	for _, op := range []string{"MaxPool", "Conv2DBackpropInput", "DepthwiseConv2dNative", "Relu6", "_FusedMatMul", "Mean", "PadV2", "ConcatV2", "AddV2"} {
+	for _, op := range []string{"MaxPool", "Conv2DBackpropInput", "DepthwiseConv2dNative", "Relu6", "_FusedMatMul", "Mean", "PadV2", "ConcatV2", "AddV2", "LRN"} {
 		if !seen[op] {
 			t.Errorf("no model here has %s", op)
 		}

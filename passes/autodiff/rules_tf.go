@@ -26,6 +26,8 @@ import (
 //	                           folded into channels (depthwiseFilterGradTF)
 //	MaxPool                    window-offset equality masks, first maximum
 //	                           wins, placed by one Conv2DBackpropInput
+//	AvgPool                    dy over the window counts, placed alike
+//	LRN                        channel-window sums as Pad, Slice and AddN
 //	FusedBatchNormV3           written out in training semantics (batch
 //	                           statistics) in Mean, Sub, Mul, Sqrt, … first
 //
@@ -108,6 +110,7 @@ var tfRules = map[string]*rule{
 	"Conv2DBackpropInput":         {in: []int{1, 2}, grad: gradConv2DBackpropInputTF},
 	"MaxPool":                     {grad: gradMaxPoolTF},
 	"AvgPool":                     {grad: gradAvgPoolTF},
+	"LRN":                         {grad: gradLRNTF},
 }
 
 // lowerFusedBatchNormTF writes FusedBatchNorm (V2, V3) out in training
@@ -812,5 +815,43 @@ func gradAvgPoolTF(c *gctx) error {
 		ones[i] = 1
 	}
 	c.set(0, b.placeWindows(st, b.constant(floatTensor(dt, []int64{g.k[0], g.k[1], 1, 1}, ones)), g, xd))
+	return nil
+}
+
+// channelWindowSum is Σ_{|k| ≤ r} t[…, c + k] over the last axis (zero
+// beyond it): the channels padded by r on both sides, 2r + 1 slices, AddN.
+func (b *builder) channelWindowSum(t *ir.Value, r int64) *ir.Value {
+	d := dimsOf(t)
+	rank := len(d)
+	C := d[rank-1]
+	pads := make([]int64, 2*rank)
+	pads[rank-1], pads[2*rank-1] = r, r
+	p := b.pad(t, pads)
+	var parts []*ir.Value
+	for k := range 2*r + 1 {
+		parts = append(parts, b.slice(p, []int64{k}, []int64{k + C}, []int64{int64(rank - 1)}))
+	}
+	return b.sum(parts)
+}
+
+// gradLRNTF: y = x·s^(−β) with s = bias + α·Σ_{|k| ≤ r} x[c + k]² over
+// the channels (TensorFlow's LRN: depth_radius r, NHWC);
+//
+//	dx = dy·s^(−β) − 2αβ·x·Σ_{|k| ≤ r} (dy·y / s)[c + k]
+//
+// (the window is symmetric, so the sum over the windows that contain c is
+// the window sum around c).
+func gradLRNTF(c *gctx) error {
+	b := c.b
+	x, y := c.x(0), c.y(0)
+	r := c.n.AttrInt("depth_radius", 5)
+	bias := float64(c.n.AttrFloat("bias", 1))
+	alpha := float64(c.n.AttrFloat("alpha", 1))
+	beta := float64(c.n.AttrFloat("beta", 0.5))
+	dt := c.dt()
+	s := b.addv(b.scale(b.channelWindowSum(b.mul(x, x), r), alpha), b.scalar(dt, bias))
+	p := b.binary("Pow", s, b.scalar(dt, -beta))
+	w := b.channelWindowSum(b.div(b.mul(c.dy[0], y), s), r)
+	c.set(0, b.sub(b.mul(c.dy[0], p), b.mul(b.scale(x, 2*alpha*beta), w)))
 	return nil
 }
