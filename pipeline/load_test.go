@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -210,6 +211,37 @@ func TestTrainTFGraph(t *testing.T) {
 	}
 	if got := len(m.Graph.Outputs); got < 2 || m.Graph.Outputs[0].Name != autodiff.LossName || !strings.HasSuffix(m.Graph.Outputs[1].Name, "_grad") {
 		t.Errorf("outputs %v, want the loss then the gradients (%d parameters before)", m.Graph.Outputs, params)
+	}
+	// The same job gives the same bytes; with SGD the outputs are the
+	// updated parameters, still in TensorFlow ops.
+	dir := t.TempDir()
+	var files [2][]byte
+	for i := range files {
+		m, err := Load(ctx, "zoo:vgg16:small:tf", LoadOptions{RequireStatic: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := m.Train(ctx, autodiff.Options{Optimizer: autodiff.Optimizer{Kind: autodiff.SGD, LR: 0.01}}); err != nil {
+			t.Fatal(err)
+		}
+		for _, n := range m.Graph.Nodes {
+			if n.Domain != ir.TFDomain {
+				t.Fatalf("SGD: node %s (%s) is in domain %q", n.Name, n.Op, n.Domain)
+			}
+		}
+		if o := m.Graph.Outputs[1].Name; !strings.HasSuffix(o, "_new") {
+			t.Errorf("SGD: output %s, want <param>_new", o)
+		}
+		path := filepath.Join(dir, strconv.Itoa(i), "model.json")
+		if err := m.Export(path, nil, false); err != nil {
+			t.Fatal(err)
+		}
+		if files[i], err = os.ReadFile(path); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if string(files[0]) != string(files[1]) {
+		t.Error("two builds of one training graph wrote different model.json files")
 	}
 
 	// A TensorFlow.js model with an op that has no TensorFlow rule (Atan)
