@@ -139,14 +139,7 @@ func TestTFCompileTrain(t *testing.T) {
 	if code != exitOK {
 		t.Fatalf("compile -train -verify: exit %d:\n%s%s", code, stdout, stderr)
 	}
-	var r report.Compile
-	data, err := os.ReadFile(rep)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := json.Unmarshal(data, &r); err != nil {
-		t.Fatal(err)
-	}
+	r := readReport(t, rep)
 	if r.Target != "tfjs" || r.Recomputations == 0 || r.TFJSAfterPeakBytes >= r.TFJSBeforePeakBytes {
 		t.Fatalf("report: target %q, %d recomputations, tfjs peak %d → %d B; want a tfjs plan that recomputes and lowers the peak",
 			r.Target, r.Recomputations, r.TFJSBeforePeakBytes, r.TFJSAfterPeakBytes)

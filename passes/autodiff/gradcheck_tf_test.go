@@ -360,16 +360,7 @@ func checkTF(t *testing.T, dir string, c tfCase, edit func(*ir.Graph)) (*tfCheck
 	var probes []probe
 	for _, name := range opts.Trainable {
 		vals := values[name]
-		idx := make([]int, len(vals))
-		for i := range idx {
-			idx[i] = i
-		}
-		if len(idx) > maxCheckedTF {
-			rng.Shuffle(len(idx), func(i, j int) { idx[i], idx[j] = idx[j], idx[i] })
-			idx = idx[:maxCheckedTF]
-			slices.Sort(idx)
-		}
-		for _, i := range idx {
+		for _, i := range sampleIndices(rng, len(vals), maxCheckedTF) {
 			p := probe{name: name, i: i, index: len(jobs)}
 			for _, s := range []float64{1, -1} {
 				pert := slices.Clone(vals)

@@ -713,11 +713,7 @@ func gradConv2DBackpropInputTF(c *gctx) error {
 func gradMaxPoolTF(c *gctx) error {
 	b := c.b
 	x, y := c.x(0), c.y(0)
-	ks, ok := c.n.AttrInts("ksize")
-	if !ok || len(ks) != 4 || ks[0] != 1 || ks[3] != 1 {
-		return c.errorf("the gradient of MaxPool needs ksize [1, kh, kw, 1]")
-	}
-	g, err := tfGeometry(c, x, y, [2]int64{ks[1], ks[2]})
+	g, err := poolGeometry(c)
 	if err != nil {
 		return err
 	}
@@ -763,6 +759,15 @@ func gradMaxPoolTF(c *gctx) error {
 	return nil
 }
 
+// poolGeometry is the geometry of a 2-D pool (ksize [1, kh, kw, 1]).
+func poolGeometry(c *gctx) (*tfGeom, error) {
+	ks, ok := c.n.AttrInts("ksize")
+	if !ok || len(ks) != 4 || ks[0] != 1 || ks[3] != 1 {
+		return nil, c.errorf("the gradient of %s needs ksize [1, kh, kw, 1]", c.n.Op)
+	}
+	return tfGeometry(c, c.x(0), c.y(0), [2]int64{ks[1], ks[2]})
+}
+
 // placeWindows adds the window contributions st [N·C, P, Q, K] back onto
 // the input [N, H, W, C] of a pool of geometry g: a Conv2DBackpropInput
 // with filter [kh, kw, 1, K] (which says where in the window each of the
@@ -789,11 +794,7 @@ func (b *builder) placeWindows(st, filter *ir.Value, g *tfGeom, xd []int64) *ir.
 func gradAvgPoolTF(c *gctx) error {
 	b := c.b
 	x, y := c.x(0), c.y(0)
-	ks, ok := c.n.AttrInts("ksize")
-	if !ok || len(ks) != 4 || ks[0] != 1 || ks[3] != 1 {
-		return c.errorf("the gradient of AvgPool needs ksize [1, kh, kw, 1]")
-	}
-	g, err := tfGeometry(c, x, y, [2]int64{ks[1], ks[2]})
+	g, err := poolGeometry(c)
 	if err != nil {
 		return err
 	}
