@@ -354,8 +354,8 @@ func gradPadTF(c *gctx) error {
 // fusedTail applies the gradient of a grappler-fused op's tail
 // (fused_ops: BiasAdd, optionally followed by Relu or Relu6) to dy and
 // returns the gradient at the core op's output and, when the node has a
-// bias, sets the bias's contribution (input 2). ok is false for any
-// other fusion (the error names it).
+// bias, sets the bias's contribution (input 2). Any other fusion is an
+// error that names it.
 func fusedTail(c *gctx) (*ir.Value, error) {
 	dy := c.dy[0]
 	a := c.n.Attr("fused_ops")
