@@ -240,6 +240,21 @@ func tfGradCases() []tfCase {
 		{name: "LRN", wrt: "x", build: func(b *tfg) *ir.Graph {
 			return b.out(b.op("LRN", []*ir.Value{b.in("x", 2, 3, 3, 6)}, ir.IntAttr("depth_radius", 2), ir.FloatAttr("bias", 1), ir.FloatAttr("alpha", 0.3), ir.FloatAttr("beta", 0.75)))
 		}},
+		{name: "ResizeBilinear/half", wrt: "x", build: func(b *tfg) *ir.Graph {
+			return b.out(b.op("ResizeBilinear", []*ir.Value{b.in("x", 2, 3, 4, 2), b.i32(6, 7)}, ir.IntAttr("align_corners", 0), ir.IntAttr("half_pixel_centers", 1)))
+		}},
+		{name: "ResizeBilinear/align", wrt: "x", build: func(b *tfg) *ir.Graph {
+			return b.out(b.op("ResizeBilinear", []*ir.Value{b.in("x", 1, 4, 3, 2), b.i32(7, 5)}, ir.IntAttr("align_corners", 1), ir.IntAttr("half_pixel_centers", 0)))
+		}},
+		{name: "ResizeBilinear/plain/down", wrt: "x", build: func(b *tfg) *ir.Graph {
+			return b.out(b.op("ResizeBilinear", []*ir.Value{b.in("x", 1, 6, 5, 2), b.i32(4, 3)}, ir.IntAttr("align_corners", 0), ir.IntAttr("half_pixel_centers", 0)))
+		}},
+		{name: "ResizeNearestNeighbor/half", wrt: "x", build: func(b *tfg) *ir.Graph {
+			return b.out(b.op("ResizeNearestNeighbor", []*ir.Value{b.in("x", 2, 3, 4, 2), b.i32(6, 7)}, ir.IntAttr("align_corners", 0), ir.IntAttr("half_pixel_centers", 1)))
+		}},
+		{name: "ResizeNearestNeighbor/align", wrt: "x", build: func(b *tfg) *ir.Graph {
+			return b.out(b.op("ResizeNearestNeighbor", []*ir.Value{b.in("x", 1, 4, 3, 2), b.i32(7, 5)}, ir.IntAttr("align_corners", 1), ir.IntAttr("half_pixel_centers", 0)))
+		}},
 		{name: "FusedBatchNormV3", wrt: "x,scale,offset", build: func(b *tfg) *ir.Graph {
 			x, sc, of := b.in("x", 2, 3, 3, 4), b.in("scale", 4), b.in("offset", 4)
 			outs := b.opN("FusedBatchNormV3", 6, []*ir.Value{x, sc, of, b.in("mean", 4), b.in("var", 4)},

@@ -28,6 +28,7 @@ import (
 //	                           wins, placed by one Conv2DBackpropInput
 //	AvgPool                    dy over the window counts, placed alike
 //	LRN                        channel-window sums as Pad, Slice and AddN
+//	ResizeBilinear, …Nearest…  the transposed interpolation matrices, MatMul
 //	FusedBatchNormV3           written out in training semantics (batch
 //	                           statistics) in Mean, Sub, Mul, Sqrt, … first
 //
@@ -111,6 +112,8 @@ var tfRules = map[string]*rule{
 	"MaxPool":                     {grad: gradMaxPoolTF},
 	"AvgPool":                     {grad: gradAvgPoolTF},
 	"LRN":                         {grad: gradLRNTF},
+	"ResizeBilinear":              {in: []int{0}, grad: gradResizeTF},
+	"ResizeNearestNeighbor":       {in: []int{0}, grad: gradResizeTF},
 }
 
 // lowerFusedBatchNormTF writes FusedBatchNorm (V2, V3) out in training
@@ -854,5 +857,76 @@ func gradLRNTF(c *gctx) error {
 	p := b.binary("Pow", s, b.scalar(dt, -beta))
 	w := b.channelWindowSum(b.div(b.mul(c.dy[0], y), s), r)
 	c.set(0, b.sub(b.mul(c.dy[0], p), b.mul(b.scale(x, 2*alpha*beta), w)))
+	return nil
+}
+
+// resizeMatrix is the matrix A [out, in] of a 1-D resize, y = A·x along
+// one axis, as TensorFlow.js 4.22 computes ResizeBilinear and
+// ResizeNearestNeighbor (tfjs-backend-cpu's kernels; the ratio is
+// (in − 1)/(out − 1) with align_corners, in/out otherwise; half-pixel
+// centres shift the source by ½): bilinear weighs the two nearest source
+// rows by the fraction, nearest picks one.
+func resizeMatrix(in, out int64, align, half, nearest bool) []float64 {
+	ein, eout := float64(in), float64(out)
+	if align && out > 1 {
+		ein, eout = float64(in-1), float64(out-1)
+	}
+	ratio := ein / eout
+	a := make([]float64, out*in)
+	for r := range out {
+		if nearest {
+			src := ratio * float64(r)
+			if half {
+				src = ratio * (float64(r) + 0.5)
+			}
+			k := int64(math.Floor(src))
+			if align {
+				k = int64(math.Floor(src + 0.5))
+			}
+			k = min(in-1, k)
+			if half {
+				k = max(0, k)
+			}
+			a[r*in+k] = 1
+			continue
+		}
+		src := ratio * float64(r)
+		if half {
+			src = ratio*(float64(r)+0.5) - 0.5
+		}
+		lo := max(0, int64(math.Floor(src)))
+		frac := src - float64(lo)
+		hi := min(in-1, int64(math.Ceil(src)))
+		a[r*in+lo] += 1 - frac
+		a[r*in+hi] += frac
+	}
+	return a
+}
+
+// gradResizeTF: y = ResizeBilinear(x) or ResizeNearestNeighbor(x), linear
+// in x and separable: y[n, ·, ·, c] = A_h · x[n, ·, ·, c] · A_wᵀ with the
+// constant matrices of resizeMatrix; dx[n, ·, ·, c] = A_hᵀ · dy[n, ·, ·, c]
+// · A_w, written as two MatMuls over dy with its channels moved ahead of
+// the spatial axes.
+func gradResizeTF(c *gctx) error {
+	b := c.b
+	x, y := c.x(0), c.y(0)
+	xd, yd := dimsOf(x), dimsOf(y)
+	if len(xd) != 4 {
+		return c.errorf("the gradient of %s needs a 4-D input", c.n.Op)
+	}
+	N, H, W, C := xd[0], xd[1], xd[2], xd[3]
+	P, Q := yd[1], yd[2]
+	align := c.n.AttrInt("align_corners", 0) != 0
+	half := c.n.AttrInt("half_pixel_centers", 0) != 0
+	nearest := c.n.Op == "ResizeNearestNeighbor"
+	dt := c.dt()
+	ah := b.constant(floatTensor(dt, []int64{P, H}, resizeMatrix(H, P, align, half, nearest)))
+	aw := b.constant(floatTensor(dt, []int64{Q, W}, resizeMatrix(W, Q, align, half, nearest)))
+	g := b.reshape(b.transpose(c.dy[0], []int64{0, 3, 1, 2}), []int64{N * C * P, Q})
+	g = b.reshape(b.matmul(g, aw), []int64{N * C, P, W})
+	g = b.reshape(b.transpose(g, []int64{0, 2, 1}), []int64{N * C * W, P})
+	g = b.reshape(b.matmul(g, ah), []int64{N, C, W, H})
+	c.set(0, b.transpose(g, []int64{0, 3, 2, 1}))
 	return nil
 }
