@@ -13,8 +13,10 @@
 #
 # With -train it does the same for training graphs in TensorFlow ops
 # (passes/autodiff, loss sum) of the zoo models of TRAIN_TF (built as
-# TensorFlow graphs), verifying the plain training graph (-solver
-# checkpoint-all) against the rematerialized one in TensorFlow.js.
+# TensorFlow graphs; TRAIN_TF= for none) and the real models, verifying
+# the plain training graph (-solver checkpoint-all) against the
+# rematerialized one in TensorFlow.js; a model with an op that has no
+# TensorFlow gradient rule gets a row with the error.
 #
 #   eval "$(scripts/setup.sh)"; scripts/tf-remat-table.sh [-train] [BUDGETS]
 set -euo pipefail
@@ -31,10 +33,11 @@ go build -o "$work/rc" ./cmd/remat-compile
 
 models=()
 if [ -n "$train" ]; then
-  for spec in ${TRAIN_TF:-mobilenet_v1:res=64:batch=4 mobilenet_v2:res=64:batch=4 resnet:depth=18:res=64:batch=4 resnet50:res=64:batch=4 unet:res=64:batch=4 fcn8:res=64:batch=4 vgg16:res=64:batch=4}; do
+  for spec in ${TRAIN_TF-mobilenet_v1:res=64:batch=4 mobilenet_v2:res=64:batch=4 resnet:depth=18:res=64:batch=4 resnet50:res=64:batch=4 unet:res=64:batch=4 fcn8:res=64:batch=4 vgg16:res=64:batch=4 googlenet:res=64:batch=4}; do
     models+=("zoo:$spec:tf|zoo:$spec:tf|")
   done
-elif [ -n "${REMAT_TF_MODELS:-}" ] && [ -f "$REMAT_TF_MODELS" ]; then
+fi
+if [ -n "${REMAT_TF_MODELS:-}" ] && [ -f "$REMAT_TF_MODELS" ]; then
   while IFS=$'\t' read -r name path _ _ inputs; do
     [ "$name" = name ] && continue
     flags=""
@@ -62,7 +65,11 @@ row() { # name path flags budget
   if ! msg=$("$work/rc" compile $train $flags -budget "$b" -time-limit "${TIME_LIMIT:-60s}" -report "$rep" -o "$out" "$path" 2>&1); then
     floor=$(echo "$msg" | grep -o 'smallest peak possible, [^(]*([^)]*)' | head -1 || true)
     [ -z "$floor" ] && floor=$(echo "$msg" | grep -o 'smallest peak any solver reached, [^;]*' | head -1 || true)
-    echo "| $name | $b | infeasible: ${floor:-$(echo "$msg" | head -1)} | - | - | - | - | - | - | - |"
+    if [ -n "$floor" ]; then
+      echo "| $name | $b | infeasible: $floor | - | - | - | - | - | - | - |"
+    else
+      echo "| $name | $b | error: $(echo "$msg" | head -2 | tail -1) | - | - | - | - | - | - | - |"
+    fi
     echo "$msg" | grep -o 'try -budget [0-9.]*[KMG]*i*B' | head -1 | sed 's/try -budget //' > "$work/try"
     return 1
   fi
