@@ -439,12 +439,11 @@ func gradMatMulTF(c *gctx) error {
 // dilations and the pads (top, left) and (bottom, right) resolved from
 // its padding.
 type tfGeom struct {
-	k, s, d    [2]int64
-	pb, pe     [2]int64
-	in, out    [2]int64 // spatial sizes of input and output
-	explicit   []int64  // explicit_paddings as written, for EXPLICIT
-	padding    string
-	batch, cin int64
+	k, s, d  [2]int64
+	pb, pe   [2]int64
+	in, out  [2]int64 // spatial sizes of input and output
+	explicit []int64  // explicit_paddings as written, for EXPLICIT
+	padding  string
 }
 
 // tfGeometry reads a window op's attributes (data_format NHWC only).
@@ -457,7 +456,7 @@ func tfGeometry(c *gctx, x, y *ir.Value, k [2]int64) (*tfGeom, error) {
 	if len(xd) != 4 || len(yd) != 4 {
 		return nil, c.errorf("the gradient of %s needs 4-D input and output", n.Op)
 	}
-	g := &tfGeom{k: k, s: [2]int64{1, 1}, d: [2]int64{1, 1}, in: [2]int64{xd[1], xd[2]}, out: [2]int64{yd[1], yd[2]}, batch: xd[0], cin: xd[3]}
+	g := &tfGeom{k: k, s: [2]int64{1, 1}, d: [2]int64{1, 1}, in: [2]int64{xd[1], xd[2]}, out: [2]int64{yd[1], yd[2]}}
 	if st, ok := n.AttrInts("strides"); ok && len(st) == 4 {
 		g.s = [2]int64{st[1], st[2]}
 	}
