@@ -22,7 +22,8 @@ import (
 // The gradient check of the TensorFlow rules, in TensorFlow.js: for each
 // case (a small TensorFlow graph around one op and one configuration)
 // the training graph Build writes in TensorFlow ops is exported as a
-// TensorFlow.js model and run by tfjs's graph executor (wasm backend);
+// TensorFlow.js model and run by tfjs's graph executor (on the wasm and
+// the cpu backend);
 // every gradient it returns is compared with central finite differences
 // (L(v + h·eᵢ) − L(v − h·eᵢ)) / 2h of the loss graph (Forward), also run
 // in tfjs. tfjs computes in float32: h = 1e-3 (the step actually taken
@@ -294,7 +295,7 @@ func f32Tensor(dims []int64, vals []float64) tfjs.Tensor {
 
 // checkTF runs one case (see the file comment); grad, when set, edits the
 // training graph before it is written (to test that the check fails).
-func checkTF(t *testing.T, dir string, c tfCase, edit func(*ir.Graph)) (*tfCheck, error) {
+func checkTF(t *testing.T, dir string, backend tfjs.Backend, c tfCase, edit func(*ir.Graph)) (*tfCheck, error) {
 	const h, atol, rtol = 1e-3, 5e-3, 2e-2
 	loss := c.loss
 	if loss == "" {
@@ -365,7 +366,7 @@ func checkTF(t *testing.T, dir string, c tfCase, edit func(*ir.Graph)) (*tfCheck
 	for _, w := range opts.Trainable {
 		outs = append(outs, w+"_grad")
 	}
-	jobs := []tfjs.Options{{Dir: dir, Model: tpath, Inputs: inputs, Outputs: outs}, {Dir: dir, Model: fpath, Inputs: inputs, Outputs: []string{LossName}}}
+	jobs := []tfjs.Options{{Dir: dir, Backend: backend, Model: tpath, Inputs: inputs, Outputs: outs}, {Dir: dir, Backend: backend, Model: fpath, Inputs: inputs, Outputs: []string{LossName}}}
 	type probe struct {
 		name  string
 		i     int
@@ -385,7 +386,7 @@ func checkTF(t *testing.T, dir string, c tfCase, edit func(*ir.Graph)) (*tfCheck
 					in[k] = v
 				}
 				in[name] = f32Tensor(shapesOf[name], pert)
-				jobs = append(jobs, tfjs.Options{Dir: dir, Model: fpath, Inputs: in, Outputs: []string{LossName}})
+				jobs = append(jobs, tfjs.Options{Dir: dir, Backend: backend, Model: fpath, Inputs: in, Outputs: []string{LossName}})
 			}
 			p.step = (float64(float32(vals[i]+h)) - float64(float32(vals[i]-h))) / 2
 			probes = append(probes, p)
@@ -433,19 +434,21 @@ func TestGradientsTF(t *testing.T) {
 		for _, n := range c.build(newTFG()).Nodes {
 			covered[n.Op] = true
 		}
-		t.Run(c.name, func(t *testing.T) {
-			r, err := checkTF(t, dir, c, nil)
-			if err != nil {
-				t.Fatal(err)
-			}
-			for _, m := range r.mismatches {
-				t.Error(m)
-			}
-			t.Logf("%d elements checked, worst error %.3f of the tolerance", r.checked, r.worst)
-			if r.checked == 0 {
-				t.Error("nothing checked")
-			}
-		})
+		for _, backend := range []tfjs.Backend{tfjs.WASM, tfjs.CPU} {
+			t.Run(c.name+"/"+string(backend), func(t *testing.T) {
+				r, err := checkTF(t, dir, backend, c, nil)
+				if err != nil {
+					t.Fatal(err)
+				}
+				for _, m := range r.mismatches {
+					t.Error(m)
+				}
+				t.Logf("%d elements checked, worst error %.3f of the tolerance", r.checked, r.worst)
+				if r.checked == 0 {
+					t.Error("nothing checked")
+				}
+			})
+		}
 	}
 	// The ops of the zoo's TensorFlow graphs each have a case.
 	for _, op := range []string{"Conv2D", "_FusedConv2D", "DepthwiseConv2dNative", "FusedDepthwiseConv2dNative", "FusedBatchNormV3",
@@ -469,7 +472,7 @@ func TestWrongGradientFailsTF(t *testing.T) {
 			c = k
 		}
 	}
-	r, err := checkTF(t, dir, c, func(g *ir.Graph) {
+	r, err := checkTF(t, dir, tfjs.WASM, c, func(g *ir.Graph) {
 		for i, o := range g.Outputs {
 			if o.Name != "w_grad" {
 				continue
