@@ -65,22 +65,6 @@ func TestMemoryTrainZoo(t *testing.T) {
 		if rel > 0.01 || rel < -0.01 {
 			t.Errorf("zoo:%s:tf training graph: predicted peak %d B is %+.2f%% off tf.profile's %d B", spec, got, 100*rel, want)
 		}
-		byName := map[string]*ir.Node{}
-		for _, n := range g.Nodes {
-			byName[n.Name] = n
-		}
-		for _, e := range r.Executed {
-			n := byName[e.Name]
-			if n == nil || e.Kernels[0] == e.Kernels[1] {
-				continue
-			}
-			var most int64
-			for k := e.Kernels[0]; k < e.Kernels[1]; k++ {
-				most = max(most, r.Kernels[k].TotalBytes)
-			}
-			if got, want := tfjs.Workspace(n), max(most-e.BytesBeforeFree, 0); got != want {
-				t.Errorf("%s node %s (%s): Workspace %d B, tf.profile shows %d B", spec, n.Name, n.Op, got, want)
-			}
-		}
+		checkWorkspaces(t, "zoo:"+spec+":tf training graph", g, r, map[string]int{})
 	}
 }
