@@ -2,11 +2,14 @@ package pipeline
 
 import (
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
+	gdexp "github.com/remat-compile/remat/exporters/graphdef"
 	"github.com/remat-compile/remat/internal/tfpb"
 	"github.com/remat-compile/remat/ir"
 	"github.com/remat-compile/remat/passes/autodiff"
@@ -182,21 +185,100 @@ func TestInspectRealTFModels(t *testing.T) {
 	}
 }
 
-// TestTrainTFGraph: -train on a TensorFlow graph is a clear error that
-// says why and what to do, naming the ops without a gradient; the graph
-// is left as it was.
+// TestTrainTFGraph: -train on a TensorFlow graph builds its training
+// graph in TensorFlow ops (every node in the tf domain, the loss and one
+// gradient per parameter as outputs); an op on a differentiable path
+// without a TensorFlow gradient rule (Atan, in a TensorFlow.js model
+// file) is a clear error naming the op and its node, and the graph is
+// left as it was.
 func TestTrainTFGraph(t *testing.T) {
 	ctx := context.Background()
 	m, err := Load(ctx, "zoo:vgg16:small:tf", LoadOptions{RequireStatic: true})
 	if err != nil {
 		t.Fatal(err)
 	}
+	params := len(m.Graph.Params)
+	if err := m.Train(ctx, autodiff.Options{}); err != nil {
+		t.Fatal(err)
+	}
+	if m.Training == nil || !m.IsTF() {
+		t.Fatalf("training %v, TensorFlow graph %v", m.Training, m.IsTF())
+	}
+	for _, n := range m.Graph.Nodes {
+		if n.Domain != ir.TFDomain {
+			t.Fatalf("node %s (%s) is in domain %q, not TensorFlow's", n.Name, n.Op, n.Domain)
+		}
+	}
+	if got := len(m.Graph.Outputs); got < 2 || m.Graph.Outputs[0].Name != autodiff.LossName || !strings.HasSuffix(m.Graph.Outputs[1].Name, "_grad") {
+		t.Errorf("outputs %v, want the loss then the gradients (%d parameters before)", m.Graph.Outputs, params)
+	}
+	// The same job gives the same bytes; with SGD the outputs are the
+	// updated parameters, still in TensorFlow ops.
+	dir := t.TempDir()
+	var files [2][]byte
+	for i := range files {
+		m, err := Load(ctx, "zoo:vgg16:small:tf", LoadOptions{RequireStatic: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := m.Train(ctx, autodiff.Options{Optimizer: autodiff.Optimizer{Kind: autodiff.SGD, LR: 0.01}}); err != nil {
+			t.Fatal(err)
+		}
+		for _, n := range m.Graph.Nodes {
+			if n.Domain != ir.TFDomain {
+				t.Fatalf("SGD: node %s (%s) is in domain %q", n.Name, n.Op, n.Domain)
+			}
+		}
+		if o := m.Graph.Outputs[1].Name; !strings.HasSuffix(o, "_new") {
+			t.Errorf("SGD: output %s, want <param>_new", o)
+		}
+		path := filepath.Join(dir, strconv.Itoa(i), "model.json")
+		if err := m.Export(path, nil, false); err != nil {
+			t.Fatal(err)
+		}
+		if files[i], err = os.ReadFile(path); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if string(files[0]) != string(files[1]) {
+		t.Error("two builds of one training graph wrote different model.json files")
+	}
+
+	// A TensorFlow.js model with an op that has no TensorFlow rule (Atan)
+	// after a convolution.
+	g := ir.NewGraph("atan")
+	x := g.AddInput("x", ir.TensorOf(ir.Float32, 1, 4, 4, 3))
+	wt := ir.Float32Tensor([]int64{1, 1, 3, 2}, 1, 2, 3, 4, 5, 6)
+	wt.Name = "w"
+	w := g.AddParam("w", wt.Type(), wt)
+	conv := g.NewNode("Conv2D", ir.TFDomain, []*ir.Value{x, w}, []string{"conv"})
+	conv.Name = "conv"
+	for _, a := range []ir.Attr{ir.StringAttr("T", "DT_FLOAT"), ir.StringAttr("data_format", "NHWC"), ir.StringAttr("padding", "VALID"),
+		ir.IntsAttr("strides", 1, 1, 1, 1), ir.IntsAttr("dilations", 1, 1, 1, 1)} {
+		conv.SetAttr(a)
+	}
+	at := g.NewNode("Atan", ir.TFDomain, []*ir.Value{conv.Outputs[0]}, []string{"atan"})
+	at.Name = "atan"
+	at.SetAttr(ir.StringAttr("T", "DT_FLOAT"))
+	g.AddOutput(at.Outputs[0])
+	path := filepath.Join(t.TempDir(), "model.json")
+	if err := gdexp.ExportFile(g, path, gdexp.Options{}); err != nil {
+		t.Fatal(err)
+	}
+	m, err = Load(ctx, path, LoadOptions{RequireStatic: true})
+	if err != nil {
+		t.Fatal(err)
+	}
 	nodes := len(m.Graph.Nodes)
 	err = m.Train(ctx, autodiff.Options{})
 	if err == nil {
-		t.Fatal("Train accepted a TensorFlow graph")
+		t.Fatal("Train accepted Atan on a differentiable path")
 	}
-	for _, want := range []string{"-train is not available for TensorFlow graphs", "compile the model's ONNX form with -train", "_FusedConv2D"} {
+	var ng *autodiff.NoGradientError
+	if !errors.As(err, &ng) {
+		t.Errorf("error is not a *autodiff.NoGradientError: %v", err)
+	}
+	for _, want := range []string{"-train on a TensorFlow graph", `node "atan" (tf.Atan): no gradient for tf.Atan`, "forward ops TensorFlow.js runs"} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("error lacks %q: %v", want, err)
 		}

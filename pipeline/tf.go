@@ -1,6 +1,7 @@
 package pipeline
 
 import (
+	"errors"
 	"fmt"
 	"path/filepath"
 	"strings"
@@ -9,6 +10,7 @@ import (
 	"github.com/remat-compile/remat/exporters/report"
 	gdimp "github.com/remat-compile/remat/importers/graphdef"
 	"github.com/remat-compile/remat/ir"
+	"github.com/remat-compile/remat/passes/autodiff"
 	"github.com/remat-compile/remat/passes/memory"
 	"github.com/remat-compile/remat/passes/remat"
 	"github.com/remat-compile/remat/targets"
@@ -108,14 +110,18 @@ func useRuntimeOrder(g *ir.Graph, t targets.Target) error {
 	return nil
 }
 
-// trainError explains why a TensorFlow graph has no training graph yet:
-// passes/autodiff's gradient rules write ONNX ops. A TensorFlow graph's
-// gradients would have to be written in the forward ops TensorFlow.js's
-// graph executor runs, since it has none of TensorFlow's backward ops
-// (Conv2DBackpropFilter, ReluGrad, MaxPoolGrad, FusedBatchNormGradV3,
-// …); those rules do not exist. err names the ops.
+// trainError adds to an autodiff error on a TensorFlow graph what it
+// means for one: the training graph of a TensorFlow graph is written in
+// the forward ops TensorFlow.js's graph executor runs (it has none of
+// TensorFlow's backward ops), and an op on a differentiable path that
+// has no such rule (passes/autodiff's *NoGradientError, which names each
+// op and node) stops it. Other errors are returned as they are.
 func (m *Model) trainError(err error) error {
-	return fmt.Errorf("%s: -train is not available for TensorFlow graphs: passes/autodiff writes gradients as ONNX ops and has no rules yet that write them in TensorFlow ops TensorFlow.js's graph executor runs (it has none of TensorFlow's backward ops such as Conv2DBackpropFilter, ReluGrad or MaxPoolGrad); compile the model's ONNX form with -train instead. The ops without a gradient:\n%v", m.Name, err)
+	var ng *autodiff.NoGradientError
+	if !errors.As(err, &ng) {
+		return err
+	}
+	return fmt.Errorf("%s: -train on a TensorFlow graph: passes/autodiff writes a TensorFlow graph's gradients in forward ops TensorFlow.js runs and has no such gradient rule for these ops on a differentiable path (name trainable parameters that do not reach the loss through them with -trainable, or compile the model's ONNX form with -train):\n%w", m.Name, err)
 }
 
 // tfjsReport fills the report's tfjs fields for a TensorFlow runtime's

@@ -11,15 +11,32 @@
 # floor, and the script then also runs the smallest budget the compiler
 # suggests ("min"). Prints a Markdown table.
 #
-#   eval "$(scripts/setup.sh)"; scripts/tf-remat-table.sh [BUDGETS]
+# With -train it does the same for training graphs in TensorFlow ops
+# (passes/autodiff, loss sum) of the zoo models of TRAIN_TF (built as
+# TensorFlow graphs; TRAIN_TF= for none) and the real models, verifying
+# the plain training graph (-solver checkpoint-all) against the
+# rematerialized one in TensorFlow.js; a model with an op that has no
+# TensorFlow gradient rule gets a row with the error.
+#
+#   eval "$(scripts/setup.sh)"; scripts/tf-remat-table.sh [-train] [BUDGETS]
 set -euo pipefail
 cd "$(dirname "$0")/.."
+train=""
+if [ "${1:-}" = -train ]; then
+  train="-train -loss sum"
+  shift
+fi
 budgets=${1:-"90% 80% 70%"}
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 go build -o "$work/rc" ./cmd/remat-compile
 
 models=()
+if [ -n "$train" ]; then
+  for spec in ${TRAIN_TF-mobilenet_v1:res=64:batch=4 mobilenet_v2:res=64:batch=4 resnet:depth=18:res=64:batch=4 resnet50:res=64:batch=4 unet:res=64:batch=4 fcn8:res=64:batch=4 vgg16:res=64:batch=4 googlenet:res=64:batch=4}; do
+    models+=("zoo:$spec:tf|zoo:$spec:tf|")
+  done
+fi
 if [ -n "${REMAT_TF_MODELS:-}" ] && [ -f "$REMAT_TF_MODELS" ]; then
   while IFS=$'\t' read -r name path _ _ inputs; do
     [ "$name" = name ] && continue
@@ -31,9 +48,11 @@ if [ -n "${REMAT_TF_MODELS:-}" ] && [ -f "$REMAT_TF_MODELS" ]; then
     models+=("$name|$path|$flags")
   done < "$REMAT_TF_MODELS"
 fi
-for spec in ${ZOO_TF:-}; do
-  models+=("zoo:$spec:tf|zoo:$spec:tf|")
-done
+if [ -z "$train" ]; then
+  for spec in ${ZOO_TF:-}; do
+    models+=("zoo:$spec:tf|zoo:$spec:tf|")
+  done
+fi
 
 echo "| model | budget | liveness peak (B) | tfjs predicted (B) | plan | recomputations (gates) | tf.profile orig → remat (B) | measured/predicted drop | overhead: predicted / measured (median, fastest run) | outputs, placement |"
 echo "|---|---|---|---|---|---|---|---|---|---|"
@@ -43,16 +62,26 @@ row() { # name path flags budget
   local out="$dir/model.json" rep="$dir/report.json" orig="$dir/orig/model.json"
   mkdir -p "$dir/orig"
   # shellcheck disable=SC2086
-  if ! msg=$("$work/rc" compile $flags -budget "$b" -time-limit "${TIME_LIMIT:-60s}" -report "$rep" -o "$out" "$path" 2>&1); then
+  if ! msg=$("$work/rc" compile $train $flags -budget "$b" -time-limit "${TIME_LIMIT:-60s}" -report "$rep" -o "$out" "$path" 2>&1); then
     floor=$(echo "$msg" | grep -o 'smallest peak possible, [^(]*([^)]*)' | head -1 || true)
     [ -z "$floor" ] && floor=$(echo "$msg" | grep -o 'smallest peak any solver reached, [^;]*' | head -1 || true)
-    echo "| $name | $b | infeasible: ${floor:-$(echo "$msg" | head -1)} | - | - | - | - | - | - | - |"
+    if [ -n "$floor" ]; then
+      echo "| $name | $b | infeasible: $floor | - | - | - | - | - | - | - |"
+    else
+      echo "| $name | $b | error: $(echo "$msg" | head -2 | tail -1) | - | - | - | - | - | - | - |"
+    fi
     echo "$msg" | grep -o 'try -budget [0-9.]*[KMG]*i*B' | head -1 | sed 's/try -budget //' > "$work/try"
     return 1
   fi
-  # The original as the compiler reads it (a zoo model written as model.json).
-  # shellcheck disable=SC2086
-  "$work/rc" convert $flags -o "$orig" "$path" > /dev/null
+  # The original as the compiler reads it (a zoo model written as
+  # model.json; with -train, the plain training graph).
+  if [ -n "$train" ]; then
+    # shellcheck disable=SC2086
+    "$work/rc" compile $train -solver checkpoint-all $flags -o "$orig" "$path" > /dev/null
+  else
+    # shellcheck disable=SC2086
+    "$work/rc" convert $flags -o "$orig" "$path" > /dev/null
+  fi
   # shellcheck disable=SC2086
   "$work/rc" verify -runs "${RUNS:-5}" -json $flags "$orig" "$out" > "$dir/v.json" || true
   python3 - "$rep" "$dir/v.json" "$name" "$b" <<'PY'

@@ -119,3 +119,52 @@ func TestTFCompileSelfie(t *testing.T) {
 		t.Errorf("verify: exit %d, ok %v, placement checked %v, %d recomputations, meets the bar %v; failures %v", code, vr.OK, vr.PlacementChecked, len(vr.Recompute), vr.MeetsAcceptanceBar, vr.Failures)
 	}
 }
+
+// TestTFCompileTrain is the main command with -train on a TensorFlow
+// graph: the training graph of MobileNetV2 (zoo, 64×64, batch 4, -loss
+// sum) in TensorFlow ops, fitted at 80% of its tfjs peak and verified in
+// TensorFlow.js (-verify): the rewrite's loss and gradients bitwise equal
+// to the plain training graph's, and tf.profile's measured peak drop at
+// least 80% of the predicted one.
+func TestTFCompileTrain(t *testing.T) {
+	if testing.Short() {
+		t.Skip("compiles and runs a training graph in TensorFlow.js; skipped in -short mode")
+	}
+	testmodels.RequireTFJS(t)
+	dir := t.TempDir()
+	out := filepath.Join(dir, "out", "model.json")
+	rep := filepath.Join(dir, "r.json")
+	code, stdout, stderr := run(t, "zoo:mobilenet_v2:tf:res=64:batch=4", "-o", out, "-train", "-loss", "sum",
+		"-budget", "80%", "-verify", "-report", rep, "-time-limit", "10s")
+	if code != exitOK {
+		t.Fatalf("compile -train -verify: exit %d:\n%s%s", code, stdout, stderr)
+	}
+	r := readReport(t, rep)
+	if r.Target != "tfjs" || r.Recomputations == 0 || r.TFJSAfterPeakBytes >= r.TFJSBeforePeakBytes {
+		t.Fatalf("report: target %q, %d recomputations, tfjs peak %d → %d B; want a tfjs plan that recomputes and lowers the peak",
+			r.Target, r.Recomputations, r.TFJSBeforePeakBytes, r.TFJSAfterPeakBytes)
+	}
+	var before, after int64
+	line := ""
+	for _, l := range strings.Split(stdout, "\n") {
+		if strings.HasPrefix(l, "verify (TensorFlow.js") {
+			line = l
+		}
+	}
+	_, rest, ok := strings.Cut(line, "bitwise identical outputs; tf.profile measured ")
+	if !ok {
+		t.Fatalf("no verify line with bitwise identical outputs:\n%s", stdout)
+	}
+	if _, err := fmt.Sscanf(rest, "%d", &before); err != nil {
+		t.Fatalf("verify line %q: %v", line, err)
+	}
+	if _, err := fmt.Sscanf(rest[strings.Index(rest, "→ ")+len("→ "):], "%d", &after); err != nil {
+		t.Fatalf("verify line %q: %v", line, err)
+	}
+	predicted, measured := r.TFJSBeforePeakBytes-r.TFJSAfterPeakBytes, before-after
+	t.Logf("tfjs peak predicted %d → %d B, tf.profile %d → %d B (measured drop %.0f%% of predicted), %d recomputations, +%.2f%% predicted compute",
+		r.TFJSBeforePeakBytes, r.TFJSAfterPeakBytes, before, after, 100*float64(measured)/float64(predicted), r.Recomputations, r.OverheadPercent)
+	if float64(measured) < 0.8*float64(predicted) {
+		t.Errorf("tf.profile's peak fell %d B, under 80%% of the predicted %d B", measured, predicted)
+	}
+}

@@ -2,7 +2,11 @@
 // differentiation on the IR: from a graph, a loss and the trainable
 // parameters it appends the loss and the backward pass to the same graph,
 // every gradient expressed in standard ONNX operators (no com.microsoft
-// gradient kernels), so that ONNX Runtime's default CPU build runs it.
+// gradient kernels), so that ONNX Runtime's default CPU build runs it. A
+// TensorFlow graph (every node in ir.TFDomain) gets its training graph in
+// TensorFlow ops that TensorFlow.js's graph executor runs, by the same
+// driver with the builder in its TensorFlow form and the rules of
+// rules_tf.go.
 //
 // # What Build does
 //
@@ -61,7 +65,7 @@ const LossName = "loss"
 func NewPass(opts Options) *passes.Pass {
 	return &passes.Pass{
 		Name: "autodiff",
-		Doc:  "Build the training graph: the loss and its gradients with respect to the trainable parameters, in standard ONNX ops.",
+		Doc:  "Build the training graph: the loss and its gradients with respect to the trainable parameters, in standard ONNX ops (TensorFlow ops for a TensorFlow graph).",
 		Run: func(st *passes.State, g *ir.Graph) (bool, error) {
 			if opts.File == "" {
 				opts.File = st.File
@@ -119,18 +123,20 @@ func begin(g *ir.Graph, opts Options, what string, checkOpset bool) (*differ, *i
 	if g == nil || g.Parent != nil {
 		return nil, nil, fmt.Errorf("autodiff: %s needs a root graph", what)
 	}
+	tf := isTF(g)
 	opset := g.Opset("")
-	if opset == 0 {
+	if opset == 0 && !tf {
 		opset = 21
 		g.Opsets = append(g.Opsets, ir.Opset{Domain: "", Version: opset})
 	}
-	if checkOpset && opset < minOpset {
+	if checkOpset && !tf && opset < minOpset {
 		return nil, nil, ir.ErrorList{ir.Errorf(ir.Pos{File: opts.File}, "autodiff needs the standard opset %d or later (Where, Expand, ConstantOfShape); the graph imports opset %d", minOpset, opset)}.Err()
 	}
 	if err := shapes.Infer(g, shapes.Options{File: opts.File}); err != nil {
 		return nil, nil, err
 	}
 	d := &differ{g: g, b: newBuilder(g, opset), opts: opts, file: opts.File}
+	d.b.tf = tf
 	d.own = ownParams(g)
 	if err := d.prepare(); err != nil {
 		return nil, nil, err
@@ -192,21 +198,25 @@ func (d *differ) errorf(n *ir.Node, format string, args ...any) *ir.Error {
 func (d *differ) prepare() error {
 	var errs ir.ErrorList
 	for _, n := range slices.Clone(d.g.Nodes) {
-		if n.Domain != "" && n.Domain != "ai.onnx" {
-			continue
-		}
 		var err error
-		switch n.Op {
-		case "BatchNormalization":
-			err = d.lowerBatchNorm(n)
-		case "InstanceNormalization":
-			err = d.lowerInstanceNorm(n)
-		case "LayerNormalization":
-			err = d.lowerLayerNorm(n)
-		case "LRN":
-			err = d.lowerLRN(n)
-		case "Dropout":
-			err = d.prepareDropout(n)
+		if n.Domain == ir.TFDomain {
+			switch n.Op {
+			case "FusedBatchNorm", "FusedBatchNormV2", "FusedBatchNormV3":
+				err = d.lowerFusedBatchNormTF(n)
+			}
+		} else if n.Domain == "" || n.Domain == "ai.onnx" {
+			switch n.Op {
+			case "BatchNormalization":
+				err = d.lowerBatchNorm(n)
+			case "InstanceNormalization":
+				err = d.lowerInstanceNorm(n)
+			case "LayerNormalization":
+				err = d.lowerLayerNorm(n)
+			case "LRN":
+				err = d.lowerLRN(n)
+			case "Dropout":
+				err = d.prepareDropout(n)
+			}
 		}
 		if err != nil {
 			var e *ir.Error
@@ -261,6 +271,13 @@ func (d *differ) addLoss() (*ir.Value, error) {
 		diff := b.sub(out, target)
 		loss = b.reduceAll("ReduceMean", b.mul(diff, diff))
 	case LossSoftmaxXent:
+		if b.tf {
+			var err error
+			if loss, err = d.softmaxXentTF(l, out); err != nil {
+				return nil, err
+			}
+			break
+		}
 		if len(dims) < 2 {
 			return nil, ir.ErrorList{ir.Errorf(ir.Pos{File: d.file, Value: out.Name}, "loss %s: logits %q must have rank 2 or more ([N, C, …]), not %v", l, out.Name, out.Type)}.Err()
 		}

@@ -15,9 +15,15 @@ import (
 // input from opset 13, ReduceMean from 18, Squeeze/Unsqueeze/Split from 13,
 // Slice from 10, Pad from 11), and gives every value it creates a type and
 // a name unique in the graph.
+//
+// With tf set the builder writes TensorFlow ops (ir.TFDomain) instead, in
+// the forms TensorFlow.js's graph executor runs (builder_tf.go): the same
+// methods, so that the driver and the rules written against them serve
+// both formats.
 type builder struct {
 	g     *ir.Graph
 	opset int64
+	tf    bool
 	names map[string]bool
 	n     int
 }
@@ -59,7 +65,12 @@ func (b *builder) tmp() string {
 
 // add appends a node with one output of type t.
 func (b *builder) add(op string, t ir.TensorType, ins []*ir.Value, attrs ...ir.Attr) *ir.Value {
-	n := b.g.NewNode(op, "", ins, []string{b.tmp()})
+	domain := ""
+	if b.tf {
+		op, attrs = tfForm(op, ins, attrs)
+		domain = ir.TFDomain
+	}
+	n := b.g.NewNode(op, domain, ins, []string{b.tmp()})
 	for _, a := range attrs {
 		n.SetAttr(a)
 	}
@@ -88,6 +99,9 @@ func (b *builder) constant(t *ir.Tensor) *ir.Value {
 }
 
 func (b *builder) ints(vals ...int64) *ir.Value {
+	if b.tf {
+		return b.constant(int32Tensor([]int64{int64(len(vals))}, vals...))
+	}
 	return b.constant(ir.Int64Tensor([]int64{int64(len(vals))}, vals...))
 }
 
@@ -262,6 +276,9 @@ func (b *builder) cast(x *ir.Value, dt ir.DType) *ir.Value {
 	if x.Type.DType == dt {
 		return x
 	}
+	if b.tf {
+		return b.add("Cast", tensorType(dt, dimsOf(x)), []*ir.Value{x}, tfType("SrcT", x.Type.DType), tfType("DstT", dt), ir.IntAttr("Truncate", 0))
+	}
 	return b.add("Cast", tensorType(dt, dimsOf(x)), []*ir.Value{x}, ir.IntAttr("to", onnxCode(dt)))
 }
 
@@ -270,12 +287,18 @@ func (b *builder) sum(vs []*ir.Value) *ir.Value {
 	if len(vs) == 1 {
 		return vs[0]
 	}
+	if b.tf {
+		return b.add("AddN", vs[0].Type, vs, ir.IntAttr("N", int64(len(vs))))
+	}
 	return b.add("Sum", vs[0].Type, vs)
 }
 
 func (b *builder) reshape(x *ir.Value, dims []int64) *ir.Value {
 	if slices.Equal(dimsOf(x), dims) {
 		return x
+	}
+	if b.tf {
+		return b.add("Reshape", tensorType(x.Type.DType, dims), []*ir.Value{x, b.ints(dims...)}, tfType("Tshape", ir.Int32))
 	}
 	return b.add("Reshape", tensorType(x.Type.DType, dims), []*ir.Value{x, b.ints(dims...)})
 }
@@ -294,6 +317,9 @@ func (b *builder) transpose(x *ir.Value, perm []int64) *ir.Value {
 	out := make([]int64, len(perm))
 	for i, p := range perm {
 		out[i] = in[p]
+	}
+	if b.tf {
+		return b.add("Transpose", tensorType(x.Type.DType, out), []*ir.Value{x, b.ints(perm...)}, tfType("Tperm", ir.Int32))
 	}
 	return b.add("Transpose", tensorType(x.Type.DType, out), []*ir.Value{x}, ir.IntsAttr("perm", perm...))
 }
@@ -316,6 +342,10 @@ func reduced(dims []int64, axes []int64, keep bool) []int64 {
 // reduce applies ReduceSum or ReduceMean over axes (non-empty).
 func (b *builder) reduce(op string, x *ir.Value, axes []int64, keep bool) *ir.Value {
 	t := tensorType(x.Type.DType, reduced(dimsOf(x), axes, keep))
+	if b.tf {
+		op = map[string]string{"ReduceSum": "Sum", "ReduceMean": "Mean"}[op]
+		return b.add(op, t, []*ir.Value{x, b.ints(axes...)}, ir.IntAttr("keep_dims", boolInt(keep)), tfType("Tidx", ir.Int32))
+	}
 	kd := ir.IntAttr("keepdims", boolInt(keep))
 	inputAxes := (op == "ReduceSum" && b.opset >= 13) || b.opset >= 18
 	if inputAxes {
@@ -370,12 +400,18 @@ func (b *builder) expand(x *ir.Value, dims []int64) *ir.Value {
 	if slices.Equal(dimsOf(x), dims) {
 		return x
 	}
+	if b.tf {
+		return b.add("BroadcastTo", tensorType(x.Type.DType, dims), []*ir.Value{x, b.ints(dims...)}, tfType("Tidx", ir.Int32))
+	}
 	return b.add("Expand", tensorType(x.Type.DType, dims), []*ir.Value{x, b.ints(dims...)})
 }
 
 // zeros is a tensor of zeros of type dt and shape dims, made at run time
 // (ConstantOfShape) so that it costs no parameter memory.
 func (b *builder) zeros(dt ir.DType, dims []int64) *ir.Value {
+	if b.tf {
+		return b.add("Fill", tensorType(dt, dims), []*ir.Value{b.ints(dims...), b.scalar(dt, 0)}, tfType("index_type", ir.Int32))
+	}
 	val := floatTensor(dt, []int64{1}, []float64{0})
 	return b.add("ConstantOfShape", tensorType(dt, dims), []*ir.Value{b.ints(dims...)}, ir.TensorAttr("value", val))
 }
@@ -390,6 +426,14 @@ func (b *builder) slice(x *ir.Value, starts, ends, axes []int64) *ir.Value {
 		return x
 	}
 	t := tensorType(x.Type.DType, dims)
+	if b.tf {
+		size := slices.Clone(dimsOf(x))
+		begin := make([]int64, len(size))
+		for i, a := range axes {
+			begin[a], size[a] = starts[i], ends[i]-starts[i]
+		}
+		return b.add("Slice", t, []*ir.Value{x, b.ints(begin...), b.ints(size...)}, tfType("Index", ir.Int32))
+	}
 	if b.opset >= 10 {
 		return b.add("Slice", t, []*ir.Value{x, b.ints(starts...), b.ints(ends...), b.ints(axes...)})
 	}
@@ -412,6 +456,9 @@ func (b *builder) pad(x *ir.Value, pads []int64) *ir.Value {
 		return x
 	}
 	t := tensorType(x.Type.DType, dims)
+	if b.tf {
+		return b.tfPad(x, pads, t)
+	}
 	if b.opset >= 11 {
 		return b.add("Pad", t, []*ir.Value{x, b.ints(pads...)}, ir.StringAttr("mode", "constant"))
 	}
@@ -427,6 +474,10 @@ func (b *builder) concat(xs []*ir.Value, axis int64) *ir.Value {
 	dims[axis] = 0
 	for _, x := range xs {
 		dims[axis] += dimsOf(x)[axis]
+	}
+	if b.tf {
+		ins := append(slices.Clone(xs), b.constant(int32Tensor(nil, axis)))
+		return b.add("ConcatV2", tensorType(xs[0].Type.DType, dims), ins, ir.IntAttr("N", int64(len(xs))), tfType("Tidx", ir.Int32))
 	}
 	return b.add("Concat", tensorType(xs[0].Type.DType, dims), xs, ir.IntAttr("axis", axis))
 }
@@ -469,7 +520,14 @@ func (b *builder) gemm(a *ir.Value, ta bool, c *ir.Value, tc bool, alpha float64
 
 // identity copies x under a new name.
 func (b *builder) identity(x *ir.Value, name string) *ir.Value {
-	n := b.g.NewNode("Identity", "", []*ir.Value{x}, []string{b.fresh(name)})
+	op, domain := "Identity", ""
+	if b.tf {
+		domain = ir.TFDomain
+	}
+	n := b.g.NewNode(op, domain, []*ir.Value{x}, []string{b.fresh(name)})
+	if b.tf {
+		n.SetAttr(tfType("T", x.Type.DType))
+	}
 	n.Name = n.Outputs[0].Name
 	n.Outputs[0].Type = x.Type.Clone()
 	return n.Outputs[0]

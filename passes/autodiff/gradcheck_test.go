@@ -529,16 +529,7 @@ func runCheck(t *testing.T, c gradCase, dt string) (*checkResult, error) {
 			return nil, err
 		}
 		vals := values[name]
-		idx := make([]int, len(vals))
-		for i := range idx {
-			idx[i] = i
-		}
-		if len(idx) > maxChecked {
-			rng.Shuffle(len(idx), func(i, j int) { idx[i], idx[j] = idx[j], idx[i] })
-			idx = idx[:maxChecked]
-			slices.Sort(idx)
-		}
-		for _, i := range idx {
+		for _, i := range sampleIndices(rng, len(vals), maxChecked) {
 			pert := slices.Clone(vals)
 			var l [2]float64
 			for k, s := range []float64{1, -1} {
@@ -566,6 +557,21 @@ func runCheck(t *testing.T, c gradCase, dt string) (*checkResult, error) {
 		}
 	}
 	return out, nil
+}
+
+// sampleIndices returns 0, …, n−1, or a seeded sorted sample of most of
+// them when n is larger.
+func sampleIndices(rng *rand.Rand, n, most int) []int {
+	idx := make([]int, n)
+	for i := range idx {
+		idx[i] = i
+	}
+	if n > most {
+		rng.Shuffle(n, func(i, j int) { idx[i], idx[j] = idx[j], idx[i] })
+		idx = idx[:most]
+		slices.Sort(idx)
+	}
+	return idx
 }
 
 func fgType(g *ir.Graph, name string) ir.DType {

@@ -21,7 +21,9 @@ const (
 	// LossSoftmaxXent is the softmax cross-entropy of logits [N, C, d…]
 	// against integer class labels [N, d…] (the graph input Loss.Input,
 	// added as int64 when absent), averaged over N·d…:
-	// −mean(Σ_c onehot(label)_c · LogSoftmax(logits, axis 1)_c).
+	// −mean(Σ_c onehot(label)_c · LogSoftmax(logits, axis 1)_c). In a
+	// TensorFlow graph the classes are the last axis ([N, d…, C], as
+	// TensorFlow lays logits out) and the labels int32.
 	LossSoftmaxXent
 )
 

@@ -80,6 +80,9 @@ func constFloat(v *ir.Value) (float64, bool) {
 
 // ruleFor returns the gradient rule of n's op, or nil.
 func ruleFor(n *ir.Node) *rule {
+	if n.Domain == ir.TFDomain {
+		return tfRules[n.Op]
+	}
 	if n.Domain != "" && n.Domain != "ai.onnx" {
 		return nil
 	}
@@ -90,6 +93,9 @@ func ruleFor(n *ir.Node) *rule {
 // inputs (or do not depend on their values at all): their gradient is zero
 // almost everywhere, so the path is pruned rather than differentiated.
 func cutsGradient(n *ir.Node) bool {
+	if n.Domain == ir.TFDomain {
+		return tfCuts[n.Op]
+	}
 	if n.Domain != "" && n.Domain != "ai.onnx" {
 		return false
 	}

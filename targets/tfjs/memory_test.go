@@ -131,29 +131,37 @@ func TestWorkspace(t *testing.T) {
 	}
 	checked := map[string]int{}
 	for i, r := range res {
-		g := graphs[i]
-		testmodels.TypesFromTFJS(g, r)
-		byName := map[string]*ir.Node{}
-		for _, n := range g.Nodes {
-			byName[n.Name] = n
-		}
-		for _, e := range r.Executed {
-			n := byName[e.Name]
-			if n == nil || e.Kernels[0] == e.Kernels[1] {
-				continue
-			}
-			var most int64
-			for k := e.Kernels[0]; k < e.Kernels[1]; k++ {
-				most = max(most, r.Kernels[k].TotalBytes)
-			}
-			want := max(most-e.BytesBeforeFree, 0)
-			if got := tfjs.Workspace(n); got != want {
-				t.Errorf("%s node %s (%s): Workspace %d B, tf.profile shows %d B", g.Name, n.Name, n.Op, got, want)
-			}
-			checked[n.Op]++
-		}
+		testmodels.TypesFromTFJS(graphs[i], r)
+		checkWorkspaces(t, graphs[i].Name, graphs[i], r, checked)
 	}
 	t.Logf("nodes checked per op: %v", checked)
+}
+
+// checkWorkspaces compares each node's Workspace with what the profile r
+// of g shows of it (the most bytes the engine counted after any of its
+// kernels, less the bytes once it returned), counting the nodes checked
+// per op in checked.
+func checkWorkspaces(t *testing.T, label string, g *ir.Graph, r *rt.Result, checked map[string]int) {
+	t.Helper()
+	byName := map[string]*ir.Node{}
+	for _, n := range g.Nodes {
+		byName[n.Name] = n
+	}
+	for _, e := range r.Executed {
+		n := byName[e.Name]
+		if n == nil || e.Kernels[0] == e.Kernels[1] {
+			continue
+		}
+		var most int64
+		for k := e.Kernels[0]; k < e.Kernels[1]; k++ {
+			most = max(most, r.Kernels[k].TotalBytes)
+		}
+		want := max(most-e.BytesBeforeFree, 0)
+		if got := tfjs.Workspace(n); got != want {
+			t.Errorf("%s node %s (%s): Workspace %d B, tf.profile shows %d B", label, n.Name, n.Op, got, want)
+		}
+		checked[n.Op]++
+	}
 }
 
 // zooJob builds the zoo model name as a TensorFlow graph, writes it as

@@ -93,6 +93,10 @@ func Memory() memory.Options {
 //	                 (and x reshaped to 4-D, for a 3-D x)
 //	Pack             tfjs-converter squeezes the first input to compare shapes,
 //	                 and squeezes and reshapes each input of another shape
+//	Select, SelectV2 where() broadcasts all three operands to the output's
+//	                 shape first (broadcastTo: a Tile, or a clone where the
+//	                 shape is the output's already), each a tensor the engine
+//	                 counts, in its own element type
 //
 // Every other op the models use runs one kernel (measured: the test
 // compares every node's workspace with the profile's kernels).
@@ -120,6 +124,13 @@ func Workspace(n *ir.Node) int64 {
 		ws := size(n.Outputs[0])
 		if n.Inputs[0].Type.Rank() == 3 {
 			ws += size(n.Inputs[0])
+		}
+		return ws
+	case "Select", "SelectV2":
+		var ws int64
+		for _, v := range n.Inputs {
+			b, _ := Bytes(&ir.Value{Type: ir.TensorType{DType: v.Type.DType, Shape: n.Outputs[0].Type.Shape}})
+			ws += b
 		}
 		return ws
 	case "Pack":
