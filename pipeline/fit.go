@@ -408,14 +408,14 @@ func (m *Model) solve(ctx context.Context, g *ir.Graph, keep map[string]bool, o 
 
 // planMemory is what the remat problem models of the target's allocator:
 // for a runtime whose planner reuses buffers (ONNX Runtime) the planner's
-// reuse and in-place writes, and its kernels' workspaces
-// (remat.LowerOptions); plain liveness otherwise.
+// reuse and in-place writes, its kernels' workspaces and its arena's
+// chunks (remat.LowerOptions); plain liveness otherwise.
 func planMemory(t targets.Target) remat.LowerOptions {
 	tm := t.Memory()
 	if !tm.Reuse {
 		return remat.LowerOptions{}
 	}
-	return remat.LowerOptions{Reuse: true, Workspace: tm.Workspace}
+	return remat.LowerOptions{Reuse: true, Workspace: tm.Workspace, Arena: tm.Arena, Prepacked: tm.Prepacked, WorkspaceParts: tm.WorkspaceParts}
 }
 
 // keepSet checks the names of FitOptions.Keep against g's nodes.

@@ -32,13 +32,25 @@ type LowerOptions struct {
 	// Workspace, when set, gives each node's kernel scratch bytes
 	// (Problem.Workspace; the target's memory.Options.Workspace).
 	Workspace func(n *ir.Node) int64
+	// Arena lowers the problem under the target's BFC arena
+	// (Problem.Arena; memory.Options.Arena), with each node's prepacked
+	// weights and workspace allocations from Prepacked and
+	// WorkspaceParts when set (the target's memory.Options fields of the
+	// same names).
+	Arena          bool
+	Prepacked      func(n *ir.Node) int64
+	WorkspaceParts func(n *ir.Node) []int64
 }
 
 // Memory returns the memory.Options under which passes/memory.Simulate
 // computes, on the IR graph, the same bytes as Check on the lowered
 // problem (with Mapping.Sequence as the sequence).
 func (o LowerOptions) Memory() memory.Options {
-	return memory.Options{CountInputs: o.CountInputs, CountParams: o.CountParams, ConstantsAsParams: !o.ConstantNodes, Reuse: o.Reuse, InPlace: o.Reuse, Workspace: o.Workspace}
+	mo := memory.Options{CountInputs: o.CountInputs, CountParams: o.CountParams, ConstantsAsParams: !o.ConstantNodes, Reuse: o.Reuse, InPlace: o.Reuse, Workspace: o.Workspace}
+	if o.Arena {
+		mo.Arena, mo.AlignBytes, mo.Prepacked, mo.WorkspaceParts = true, memory.ArenaAlign, o.Prepacked, o.WorkspaceParts
+	}
+	return mo
 }
 
 // Mapping relates the nodes of a lowered problem to the IR nodes they came
@@ -210,6 +222,21 @@ func Lower(g *ir.Graph, cost func(*ir.Node) float64, opts LowerOptions) (*Proble
 				rs = append(rs, r)
 			}
 		}
+		if opts.Reuse && len(rs) > 1 {
+			// The order the node reads them, first occurrences.
+			order := make([]Part, 0, len(rs))
+			for _, r := range rs {
+				if !slices.Contains(order, r) {
+					order = append(order, r)
+				}
+			}
+			if !slices.IsSortedFunc(order, cmpPart) {
+				if p.ReadOrder == nil {
+					p.ReadOrder = make([][]Part, N)
+				}
+				p.ReadOrder[i] = order
+			}
+		}
 		rs = sortParts(rs)
 		for k, r := range rs {
 			if k == 0 || rs[k-1].Node != r.Node {
@@ -225,6 +252,21 @@ func Lower(g *ir.Graph, cost func(*ir.Node) float64, opts LowerOptions) (*Proble
 		p.Workspace = make([]int64, N)
 		for i, n := range m.Nodes {
 			p.Workspace[i] = opts.Workspace(n)
+		}
+	}
+	if opts.Arena {
+		p.Arena = &Arena{}
+		if opts.Prepacked != nil {
+			p.Arena.Prepacked = make([]int64, N)
+			for i, n := range m.Nodes {
+				p.Arena.Prepacked[i] = opts.Prepacked(n)
+			}
+		}
+		if opts.WorkspaceParts != nil {
+			p.Arena.WorkspaceParts = make([][]int64, N)
+			for i, n := range m.Nodes {
+				p.Arena.WorkspaceParts[i] = opts.WorkspaceParts(n)
+			}
 		}
 	}
 	var outParts []Part
@@ -268,6 +310,9 @@ func Lower(g *ir.Graph, cost func(*ir.Node) float64, opts LowerOptions) (*Proble
 		if v != nil && !seen[v.ID] {
 			b := size(v)
 			seen[v.ID] = true
+			if opts.Arena {
+				b = memory.ArenaRound(b)
+			}
 			cb += b
 		}
 	}
@@ -353,13 +398,15 @@ func ConstantFoldable(g *ir.Graph) map[*ir.Node]bool {
 
 // sortParts sorts a part list and removes repeats.
 func sortParts(rs []Part) []Part {
-	slices.SortFunc(rs, func(a, b Part) int {
-		if a.Node != b.Node {
-			return int(a.Node - b.Node)
-		}
-		return int(a.Index - b.Index)
-	})
+	slices.SortFunc(rs, cmpPart)
 	return slices.Compact(rs)
+}
+
+func cmpPart(a, b Part) int {
+	if a.Node != b.Node {
+		return int(a.Node - b.Node)
+	}
+	return int(a.Index - b.Index)
 }
 
 // inPlaceParts lists, per problem node, the part its first output may be

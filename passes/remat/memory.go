@@ -15,7 +15,8 @@ import (
 // workspace): the model is pure liveness, Checkmate's eq. (2)–(3) with
 // the frees of Algorithm 1 hoisted to the last use, or, with
 // Problem.Reuse, that plus the allocation planner's buffer reuse
-// (ReuseModel), the shadow's values keyed by Problem.Reuse.
+// (ReuseModel), the shadow's values keyed by Problem.Reuse, and with
+// Problem.Arena the chunks of the arena replay.
 type shadow struct {
 	g     *ir.Graph
 	nodes []*ir.Node
@@ -23,24 +24,40 @@ type shadow struct {
 	// shadow node ID to its problem node.
 	part  []Part
 	index []int32
+	// prepacked gives the stand-ins of the arena's prepacked weights
+	// (Arena.Prepacked) their bytes, by shadow node ID.
+	prepacked map[ir.ID]int64
 }
 
 const shadowDomain = "remat.shadow"
 
-func newShadow(p *Problem) *shadow {
+func newShadow(p *Problem, seq []int32) *shadow {
 	n := p.N()
 	s := &shadow{g: ir.NewGraph("remat-problem"), nodes: make([]*ir.Node, n)}
 	s.g.Opsets = []ir.Opset{{Domain: shadowDomain, Version: 1}}
+	if p.Arena != nil && p.Arena.Prepacked != nil {
+		// The arena's prepacked weights, one per computation in sequence
+		// order, as the rewritten graph (Rewrite: its nodes in plan order)
+		// has them: nodes that never run, each standing for one.
+		for _, i := range seq {
+			if b := p.Arena.Prepacked[i]; b > 0 {
+				if s.prepacked == nil {
+					s.prepacked = map[ir.ID]int64{}
+				}
+				s.prepacked[s.g.NewNode("Prepack", shadowDomain, nil, nil).ID] = b
+			}
+		}
+	}
 	for i := range n {
 		// The part it may write over in place first (memory.Options.InPlace
-		// looks at the first input), then the others in ReadParts order.
+		// looks at the first input), then the others in the order it reads them.
 		var ins []*ir.Value
 		ip := Part{-1, -1}
 		if p.InPlace != nil && p.InPlace[i].Node >= 0 {
 			ip = p.InPlace[i]
 			ins = append(ins, s.nodes[ip.Node].Outputs[ip.Index])
 		}
-		p.ReadParts(i, func(r Part) {
+		p.ReadPartsInOrder(i, func(r Part) {
 			if r != ip {
 				ins = append(ins, s.nodes[r.Node].Outputs[r.Index])
 			}
@@ -74,7 +91,7 @@ func newShadow(p *Problem) *shadow {
 // simulate runs the memory model over a compute sequence of p. Its
 // PeakBytes, During and After include p.ConstBytes.
 func simulate(p *Problem, seq []int32) (*memory.Result, *shadow, error) {
-	s := newShadow(p)
+	s := newShadow(p, seq)
 	nodes := make([]*ir.Node, len(seq))
 	for k, i := range seq {
 		nodes[k] = s.nodes[i]
@@ -99,6 +116,20 @@ func simulate(p *Problem, seq []int32) (*memory.Result, *shadow, error) {
 	}
 	if p.Workspace != nil {
 		opts.Workspace = func(n *ir.Node) int64 { return p.Workspace[s.index[n.ID]] }
+	}
+	if a := p.Arena; a != nil {
+		opts.Arena, opts.AlignBytes = true, memory.ArenaAlign
+		if a.Prepacked != nil {
+			opts.Prepacked = func(n *ir.Node) int64 { return s.prepacked[n.ID] }
+		}
+		if a.WorkspaceParts != nil {
+			opts.WorkspaceParts = func(n *ir.Node) []int64 {
+				if i := s.index[n.ID]; i >= 0 {
+					return a.WorkspaceParts[i]
+				}
+				return nil
+			}
+		}
 	}
 	res, err := memory.Simulate(s.g, nodes, opts)
 	if err != nil {

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/remat-compile/remat/internal/zoo"
@@ -117,6 +118,29 @@ var lowerOptionSets = []remat.LowerOptions{
 	{Reuse: true},
 	{Reuse: true, CountInputs: true, CountParams: true},
 	{Reuse: true, Workspace: func(n *ir.Node) int64 { return int64(len(n.Op)) * 8 }},
+	{Reuse: true, Arena: true},
+	{Reuse: true, CountParams: true, Arena: true, Workspace: testWorkspace, WorkspaceParts: testWorkspaceParts, Prepacked: testPrepacked},
+	{Arena: true, Workspace: testWorkspace, WorkspaceParts: testWorkspaceParts},
+}
+
+// testWorkspace, testWorkspaceParts and testPrepacked give some ops
+// arena chunks of sizes that make the arena split and reuse chunks
+// unevenly: every node a workspace, in two allocations for ops whose name
+// has an even length; a prepacked weight for ops whose name starts with C.
+func testWorkspace(n *ir.Node) int64 { return int64(len(n.Op)) * 700 }
+
+func testWorkspaceParts(n *ir.Node) []int64 {
+	if w := testWorkspace(n); len(n.Op)%2 == 0 {
+		return []int64{w / 3, w - w/3}
+	}
+	return nil
+}
+
+func testPrepacked(n *ir.Node) int64 {
+	if strings.HasPrefix(n.Op, "C") {
+		return 1000 + int64(n.ID)*300
+	}
+	return 0
 }
 
 func TestCheckEqualsSimulate(t *testing.T) {

@@ -67,6 +67,15 @@ type Problem struct {
 	// it names are exactly Deps[i]. When Reads or Reads[i] is nil node i
 	// reads every part of every dependency.
 	Reads [][]Part
+	// ReadOrder[i], when not nil, lists the parts node i reads (those of
+	// ReadParts) in the order the node reads them: the order in which
+	// the ones dying at its step die (see ReuseModel), which decides,
+	// under Reuse, which freed buffer a later instance takes and, under
+	// Arena, where its chunks lie. When ReadOrder or ReadOrder[i] is nil
+	// the order is ReadParts'. The part of InPlace[i] comes first. Lower
+	// gives the IR inputs' order, which is the order in which ONNX
+	// Runtime's planner frees them.
+	ReadOrder [][]Part
 	// OutputParts, when not nil, lists (sorted, without repeats) the parts
 	// that are graph outputs; the nodes it names are exactly Outputs. When
 	// nil every part of every Outputs node is a graph output.
@@ -92,6 +101,30 @@ type Problem struct {
 	// bytes (MONeT's c_i; ONNX Runtime's im2col buffer of a Conv), held
 	// while the node runs: they add to the memory of its own step only.
 	Workspace []int64
+	// Arena, when not nil, counts the plan's memory as ONNX Runtime's BFC
+	// arena hands it out (passes/memory, Options.Arena, with buffers
+	// aligned to memory.ArenaAlign): the buffers' allocations and releases
+	// are replayed in order, and each counts as the chunk it gets, which
+	// can be larger than the request (a free chunk is split only when it
+	// is at least twice the request). On the zoo U-Net's training graph
+	// (64², batch 4) a plan of 2,511,172 bytes under Reuse takes 2,662,912
+	// in the arena. The arena's memory is at least the buffers' at every
+	// step, so Relaxed and Liveness drop it.
+	Arena *Arena
+}
+
+// Arena is what the arena replay of a plan needs besides its buffers
+// (Problem.Arena).
+type Arena struct {
+	// Prepacked, when not nil, gives per node the bytes its kernel copies
+	// its constant weights into when the session is created, once per
+	// computation of the node, before the first step and never released
+	// (memory.Options.Prepacked: ONNX Runtime's ConvTranspose filter).
+	Prepacked []int64
+	// WorkspaceParts, when not nil, splits a node's Workspace into the
+	// separate allocations its kernel makes, in order (nil or empty: one
+	// allocation; memory.Options.WorkspaceParts).
+	WorkspaceParts [][]int64
 }
 
 // Part is one output of a node: Index counts the node's present outputs.
@@ -140,6 +173,18 @@ func (p *Problem) ReadParts(i int, fn func(Part)) {
 			fn(Part{d, int32(k)})
 		}
 	}
+}
+
+// ReadPartsInOrder calls fn for each part node i reads, in the order it
+// reads them (ReadOrder, or ReadParts').
+func (p *Problem) ReadPartsInOrder(i int, fn func(Part)) {
+	if i < len(p.ReadOrder) && p.ReadOrder[i] != nil {
+		for _, r := range p.ReadOrder[i] {
+			fn(r)
+		}
+		return
+	}
+	p.ReadParts(i, fn)
 }
 
 // OutputPartList returns the parts that are graph outputs, sorted.
@@ -192,7 +237,7 @@ func (p *Problem) Liveness() *Problem {
 		return p
 	}
 	q := *p
-	q.Reuse, q.InPlace, q.Workspace = nil, nil, nil
+	q.Reuse, q.InPlace, q.Workspace, q.Arena = nil, nil, nil, nil
 	return &q
 }
 
@@ -240,7 +285,7 @@ func (p *Problem) Refined() bool {
 // its outputs. It is what a solver that ignores Parts optimises.
 func (p *Problem) Coarse() *Problem {
 	q := *p
-	q.Parts, q.Reads, q.OutputParts, q.Reuse, q.InPlace, q.Workspace = nil, nil, nil, nil, nil, nil
+	q.Parts, q.Reads, q.ReadOrder, q.OutputParts, q.Reuse, q.InPlace, q.Workspace, q.Arena = nil, nil, nil, nil, nil, nil, nil, nil
 	return &q
 }
 
@@ -379,11 +424,33 @@ func (p *Problem) validateParts(add func(string, ...any)) {
 	if p.OutputParts != nil {
 		nodesOf("OutputParts", p.OutputParts, p.Outputs)
 	}
+	if p.ReadOrder != nil {
+		if len(p.ReadOrder) != n {
+			add("ReadOrder has %d entries for %d nodes", len(p.ReadOrder), n)
+			return
+		}
+		for i, rs := range p.ReadOrder {
+			if rs == nil {
+				continue
+			}
+			var want []Part
+			p.ReadParts(i, func(r Part) { want = append(want, r) })
+			if got := sortParts(slices.Clone(rs)); !slices.Equal(got, want) || len(got) != len(rs) {
+				add("ReadOrder[%d] %v is not an order of the parts node %d reads, %v", i, rs, i, want)
+			}
+			if p.InPlace != nil && p.InPlace[i].Node >= 0 && len(rs) > 0 && rs[0] != p.InPlace[i] {
+				add("ReadOrder[%d] %v does not start with the part node %d writes over in place, %v", i, rs, i, p.InPlace[i])
+			}
+		}
+	}
 	switch {
 	case p.Reuse != nil:
 		p.validateReuse(add)
 	case p.InPlace != nil:
 		add("InPlace is set without Reuse")
+	}
+	if p.Arena != nil {
+		p.validateArena(add)
 	}
 	if p.Workspace != nil {
 		if len(p.Workspace) != n {
@@ -392,6 +459,32 @@ func (p *Problem) validateParts(add func(string, ...any)) {
 		for i, w := range p.Workspace {
 			if w < 0 {
 				add("node %s (%d) has a workspace of %d bytes", p.Name(i), i, w)
+			}
+		}
+	}
+}
+
+func (p *Problem) validateArena(add func(string, ...any)) {
+	a, n := p.Arena, p.N()
+	if a.Prepacked != nil {
+		if len(a.Prepacked) != n {
+			add("Arena.Prepacked has %d entries for %d nodes", len(a.Prepacked), n)
+		}
+		for i, b := range a.Prepacked {
+			if b < 0 {
+				add("node %s (%d) prepacks %d bytes", p.Name(i), i, b)
+			}
+		}
+	}
+	if a.WorkspaceParts != nil {
+		if len(a.WorkspaceParts) != n {
+			add("Arena.WorkspaceParts has %d entries for %d nodes", len(a.WorkspaceParts), n)
+		}
+		for i, ps := range a.WorkspaceParts {
+			for _, b := range ps {
+				if b <= 0 {
+					add("node %s (%d) has a workspace part of %d bytes", p.Name(i), i, b)
+				}
 			}
 		}
 	}

@@ -2,6 +2,7 @@ package lns
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -119,5 +120,98 @@ func TestReuseOptimal(t *testing.T) {
 	}
 	if checked < 5*int(seeds) {
 		t.Fatalf("only %d problems checked", checked)
+	}
+}
+
+// withArena scales p's bytes (from withReuse) to sizes whose arena chunks
+// differ (hundreds of bytes to kilobytes, not multiples of the arena's
+// granularity) and counts them in the arena, the workspace of one node in
+// two split into two allocations.
+func withArena(p *remat.Problem, rng *rand.Rand) *remat.Problem {
+	q := *p
+	scale := func(b int64) int64 { return b*100 + 1 }
+	q.Bytes = make([]int64, p.N())
+	if p.Parts != nil {
+		q.Parts = make([][]int64, p.N())
+	}
+	for i := range p.N() {
+		for k := range p.NumParts(i) {
+			q.Bytes[i] += scale(p.PartBytes(i, k))
+			if p.NumParts(i) >= 2 {
+				q.Parts[i] = append(q.Parts[i], scale(p.PartBytes(i, k)))
+			}
+		}
+	}
+	q.Workspace = make([]int64, p.N())
+	q.Arena = &remat.Arena{WorkspaceParts: make([][]int64, p.N())}
+	for i, w := range p.Workspace {
+		if w == 0 {
+			continue
+		}
+		q.Workspace[i] = scale(w)
+		if rng.IntN(2) == 0 {
+			q.Arena.WorkspaceParts[i] = []int64{q.Workspace[i] / 3, q.Workspace[i] - q.Workspace[i]/3}
+		}
+	}
+	if err := q.Validate(); err != nil {
+		panic(err)
+	}
+	return &q
+}
+
+// TestArenaPlansFit solves problems whose memory is counted in the arena
+// (remat.Problem.Arena) at budgets from the no-remat peak down: every plan
+// passes remat.Check on the problem, arena included, and every budget
+// error names the arena peak of the plan it carries. Some of the plans
+// must need the searches past the first (the arena's chunks above the
+// buffers' budget), or the test does not test solveArena.
+func TestArenaPlansFit(t *testing.T) {
+	plans, refused, wasted := 0, 0, 0
+	for _, c := range solvertest.Corpus() {
+		if c.Problem.N() > 40 {
+			continue
+		}
+		rng := rand.New(rand.NewPCG(7, 11))
+		p := withArena(withReuse(c.Problem, rng), rng)
+		base, err := remat.EvaluateNoRemat(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, f := range []float64{0.95, 0.85, 0.75} {
+			q := *p
+			q.BudgetBytes = int64(f * float64(base.PeakBytes))
+			name := fmt.Sprintf("%s/%.0f%%", c.Name, 100*f)
+			plan, err := New(Options{Patience: 2}).Solve(context.Background(), &q, nil)
+			var be *remat.BudgetError
+			switch {
+			case errors.As(err, &be):
+				refused++
+				if be.Plan == nil {
+					continue
+				}
+				res, err := remat.Evaluate(&q, be.Plan)
+				if err != nil || res.PeakBytes != be.NeedBytes || be.NeedBytes <= q.BudgetBytes {
+					t.Errorf("%s: budget error needs %d bytes; its plan peaks at %d (%v), budget %d", name, be.NeedBytes, res.PeakBytes, err, q.BudgetBytes)
+				}
+			case err != nil:
+				t.Fatalf("%s: %v", name, err)
+			default:
+				if _, err := remat.Check(&q, plan); err != nil {
+					t.Errorf("%s: %v", name, err)
+				}
+				plans++
+				own := q
+				own.Arena = nil
+				a, _ := remat.Evaluate(&q, plan)
+				b, _ := remat.Evaluate(&own, plan)
+				if a.PeakBytes > b.PeakBytes {
+					wasted++
+				}
+			}
+		}
+	}
+	t.Logf("%d plans within the budget in the arena (%d with arena waste at the peak), %d budgets refused", plans, wasted, refused)
+	if plans < 10 || wasted == 0 {
+		t.Errorf("%d plans, %d with waste: the corpus does not exercise the arena", plans, wasted)
 	}
 }

@@ -50,6 +50,9 @@ type Options struct {
 	// TimeLimit bounds a Solve besides the context's deadline; 0 means
 	// none.
 	TimeLimit time.Duration
+	// slack, when not nil, adds to each stage's memory what the arena is
+	// expected to add to it (solveArena).
+	slack []int64
 }
 
 // The search's fixed settings, chosen on the layered benchmark graphs and
@@ -193,6 +196,9 @@ func solve(ctx context.Context, p *remat.Problem, progress func(remat.Progress),
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
+	if p.Arena != nil {
+		return solveArena(ctx, p, progress, opts)
+	}
 	if opts.TimeLimit > 0 {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, opts.TimeLimit)
@@ -202,6 +208,7 @@ func solve(ctx context.Context, p *remat.Problem, progress func(remat.Progress),
 	r := &run{p: p, opts: opts, start: time.Now(), progress: progress, base: p.LowerBoundSeconds(), reported: math.Inf(1)}
 	r.bound = r.base
 	r.g = newGraph(p)
+	r.g.slack = opts.slack
 	stopWatch := context.AfterFunc(ctx, func() { r.stop.Store(true) })
 	defer stopWatch()
 
@@ -222,7 +229,7 @@ func solve(ctx context.Context, p *remat.Problem, progress func(remat.Progress),
 	// Bounds are proven on the liveness relaxation (remat.Problem
 	// Relaxed): p itself unless the plans are made under Reuse.
 	r.rp, r.rg = p.Relaxed(), r.g
-	if r.rp != p {
+	if r.rp != p || r.g.slack != nil {
 		r.rg = newGraph(r.rp)
 	}
 	lb, infeasible := lowerBound(r.rp, r.rg)

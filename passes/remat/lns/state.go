@@ -58,6 +58,7 @@ func (a pos) before(b pos) bool {
 // value of the memory model is one part of one node.
 type graph struct {
 	n        int
+	slack    []int64 // stage → bytes added to its memory (Options.slack), nil: none
 	constB   int64
 	seconds  []float64
 	recomp   []bool
@@ -65,7 +66,7 @@ type graph struct {
 	partNode []int32   // part → node
 	bytes    []int64   // part → bytes
 	readers  [][]int32 // part → the nodes reading it, increasing
-	reads    [][]int32 // node → the parts it reads, in ReadParts order
+	reads    [][]int32 // node → the parts it reads, in the order it reads them (ReadPartsInOrder)
 	outPart  []bool    // part → a graph output
 	users    [][]int32 // node → the nodes reading any of its parts, increasing
 	deps     [][]int32 // node → the nodes it reads, increasing
@@ -101,7 +102,7 @@ func newGraph(p *remat.Problem) *graph {
 		}
 	}
 	for j := range n {
-		p.ReadParts(j, func(r remat.Part) {
+		p.ReadPartsInOrder(j, func(r remat.Part) {
 			v := g.partBase[r.Node] + r.Index
 			g.reads[j] = append(g.reads[j], v)
 			g.readers[v] = append(g.readers[v], int32(j))
@@ -567,6 +568,9 @@ func (s *state) computeLocal(t int32) int64 {
 		if p == 0 || run > best {
 			best = run
 		}
+	}
+	if g.slack != nil {
+		best += g.slack[t]
 	}
 	return best
 }

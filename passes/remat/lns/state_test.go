@@ -172,6 +172,23 @@ func withReuse(p *remat.Problem, rng *rand.Rand) *remat.Problem {
 			q.Workspace[i] = 4 << rng.IntN(3)
 		}
 	}
+	// Half of the nodes read their parts in a shuffled order (the
+	// in-place part first, as Lower gives it).
+	q.ReadOrder = make([][]remat.Part, n)
+	for i := range n {
+		var rs []remat.Part
+		q.ReadParts(i, func(r remat.Part) { rs = append(rs, r) })
+		if len(rs) < 2 || rng.IntN(2) == 0 {
+			continue
+		}
+		rng.Shuffle(len(rs), func(a, b int) { rs[a], rs[b] = rs[b], rs[a] })
+		if ip := q.InPlace[i]; ip.Node >= 0 {
+			k := slices.Index(rs, ip)
+			copy(rs[1:k+1], rs[:k])
+			rs[0] = ip
+		}
+		q.ReadOrder[i] = rs
+	}
 	if err := q.Validate(); err != nil {
 		panic(err)
 	}

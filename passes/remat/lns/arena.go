@@ -1,0 +1,135 @@
+package lns
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+
+	"github.com/remat-compile/remat/passes/remat"
+)
+
+// arenaTries bounds the searches of a problem with an arena
+// (solveArena): the first at the budget, the others each at a budget
+// lowered by what the arena added to the last plan.
+const arenaTries = 6
+
+// solveArena solves a problem whose memory is counted in the runtime's
+// arena (remat.Problem.Arena). The search's evaluator follows the
+// problem's buffers (liveness, or the planner's reuse) but not the arena:
+// where a chunk lies depends on every allocation and release before it,
+// which no incremental evaluation of a move follows, and the arena adds
+// to a plan's memory only what its chunks waste (rounding, and free
+// chunks handed out whole because they are less than twice the request),
+// at steps that need not be the buffers' peak. So it searches p without
+// the arena, replays the plan in the arena, and, while the arena's peak
+// exceeds the budget, searches again with each stage's memory raised by
+// the most the arena has added to it in any plan so far (graph.slack: an
+// estimate, not a bound; at most arenaTries searches, each from the last
+// plan, within the one deadline). The plan returned fits p's budget in the
+// arena and passes remat.Check on p; its lower bound is the first
+// search's, proven on the relaxation, which has no arena and no slack.
+func solveArena(ctx context.Context, p *remat.Problem, progress func(remat.Progress), opts Options) (*remat.Plan, error) {
+	if opts.TimeLimit > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, opts.TimeLimit)
+		defer cancel()
+		opts.TimeLimit = 0 // one deadline for all the searches
+	}
+	q := *p
+	q.Arena = nil
+	var (
+		bound     float64 // the first search's lower bound, 0 if none
+		least     *remat.Plan
+		leastPeak int64 = math.MaxInt64
+		proven    bool
+	)
+	for try := 0; try < arenaTries; try++ {
+		pl, err := solve(ctx, &q, progress, opts)
+		var be *remat.BudgetError
+		switch {
+		case errors.As(err, &be) && be.Plan != nil:
+			proven = proven || (try == 0 && be.Proven)
+			pl = be.Plan
+		case err != nil:
+			if least != nil {
+				break // cut short: the least peak found so far
+			}
+			return nil, err
+		}
+		if pl == nil {
+			break
+		}
+		if try == 0 {
+			bound = pl.LowerBound
+		}
+		arena, err := remat.Evaluate(p, pl)
+		if err != nil {
+			return nil, fmt.Errorf("lns: internal error: the plan fails Evaluate in the arena: %w", err)
+		}
+		if arena.PeakBytes < leastPeak {
+			least, leastPeak = pl, arena.PeakBytes
+		}
+		if arena.PeakBytes <= p.BudgetBytes {
+			// Within the budget in the arena, even where the search, with
+			// the slack, reported it over.
+			return arenaPlan(p, pl, bound)
+		}
+		if be != nil || ctx.Err() != nil {
+			break // the buffers alone do not fit with the slack
+		}
+		own, err := remat.Evaluate(&q, pl)
+		if err != nil {
+			return nil, fmt.Errorf("lns: internal error: the plan fails Evaluate: %w", err)
+		}
+		opts.slack = addSlack(opts.slack, p.N(), pl, arena, own)
+		opts.Start = pl
+	}
+	if least == nil {
+		return nil, &remat.BudgetError{NeedBytes: math.MaxInt64, HaveBytes: p.BudgetBytes, Proven: proven}
+	}
+	least.Solver = Name
+	least.Optimal, least.LowerBound, least.Gap = false, 0, 0
+	return nil, &remat.BudgetError{NeedBytes: leastPeak, HaveBytes: p.BudgetBytes, Plan: least, Proven: proven}
+}
+
+// addSlack raises slack (per stage, nil: none) to what the arena added to
+// each stage of pl: the most, over the stage's steps, of the arena's
+// memory less the buffers'.
+func addSlack(slack []int64, n int, pl *remat.Plan, arena, own remat.CheckResult) []int64 {
+	if slack == nil {
+		slack = make([]int64, n)
+	}
+	step := 0
+	for _, op := range pl.Ops {
+		if op.Kind != remat.OpCompute {
+			continue
+		}
+		if step < len(arena.During) && step < len(own.During) {
+			slack[op.Stage] = max(slack[op.Stage], arena.During[step]-own.During[step])
+		}
+		step++
+	}
+	return slack
+}
+
+// arenaPlan checks pl on p (the arena included) and gives it the lower
+// bound of the search at p's budget.
+func arenaPlan(p *remat.Problem, pl *remat.Plan, bound float64) (*remat.Plan, error) {
+	res, err := remat.Check(p, pl)
+	if err != nil {
+		return nil, fmt.Errorf("lns: internal error: the plan fails Check in the arena: %w", err)
+	}
+	cost := res.TotalSeconds
+	pl.Solver = Name
+	pl.Optimal, pl.LowerBound, pl.Gap = false, 0, 0
+	if bound > 0 {
+		if cost <= bound*(1+1e-9) {
+			pl.Optimal, pl.LowerBound, pl.Gap = true, cost, 0
+		} else {
+			pl.LowerBound = min(bound, cost)
+			pl.Gap = max(0, (cost-pl.LowerBound)/cost)
+		}
+	}
+	return pl, nil
+}
