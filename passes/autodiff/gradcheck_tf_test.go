@@ -262,6 +262,24 @@ func tfGradCases() []tfCase {
 				nhwc(), tfType("U", ir.Float32), ir.FloatAttr("epsilon", 1e-3), ir.IntAttr("is_training", 0))
 			return b.out(outs[0])
 		}},
+		{name: "GatherNd/slices/dup", wrt: "x", build: func(b *tfg) *ir.Graph {
+			// Rows (0, 1) twice: the gradient there is the sum of both reads.
+			idx := b.i32m([]int64{4, 2}, 0, 1, 2, 1, 0, 1, 1, 0)
+			return b.out(b.op("GatherNd", []*ir.Value{b.in("x", 3, 2, 2), idx}, tfType("Tparams", ir.Float32), tfType("Tindices", ir.Int32)))
+		}},
+		{name: "GatherNd/elements/dup", wrt: "x", build: func(b *tfg) *ir.Graph {
+			// Element (0, 0, 1) three times, (2, 1, 0) twice.
+			idx := b.i32m([]int64{2, 3, 3}, 0, 0, 1, 2, 1, 0, 1, 1, 1, 0, 0, 1, 0, 0, 1, 2, 1, 0)
+			return b.out(b.op("GatherNd", []*ir.Value{b.in("x", 3, 2, 2), idx}, tfType("Tparams", ir.Float32), tfType("Tindices", ir.Int32)))
+		}},
+		{name: "Pack/Unpack", wrt: "a,b,x", build: func(b *tfg) *ir.Graph {
+			a, bb, x := b.in("a", 2, 3), b.in("b", 2, 3), b.in("x", 2, 3, 4)
+			p := b.op("Pack", []*ir.Value{a, bb}, ir.IntAttr("N", 2), ir.IntAttr("axis", 1))
+			// Two of x's four slices along the last axis reach the output.
+			u := b.opN("Unpack", 4, []*ir.Value{x}, ir.IntAttr("num", 4), ir.IntAttr("axis", -1))
+			q := b.op("Pack", []*ir.Value{u[3], u[1]}, ir.IntAttr("N", 2), ir.IntAttr("axis", -1))
+			return b.out(b.op("Mul", []*ir.Value{p, b.op("Transpose", []*ir.Value{q, b.i32(0, 2, 1)}, tfType("Tperm", ir.Int32))}))
+		}},
 		{name: "loss/sum", wrt: "x", loss: "sum", build: func(b *tfg) *ir.Graph {
 			x := b.in("x", 2, 3)
 			return b.out(b.op("Mul", []*ir.Value{x, x}))
@@ -459,40 +477,65 @@ func TestGradientsTF(t *testing.T) {
 	}
 }
 
-// TestWrongGradientFailsTF: the check catches a wrong gradient: the
-// training graph's filter gradient of a convolution scaled by 1.1.
+// TestWrongGradientFailsTF: the check catches a wrong gradient: for one
+// case of each kind of rule, the training graph's gradient of one input
+// scaled by a factor (1.1 where the gradients are large against the
+// absolute tolerance, 5e-3; 1.5 on the small cases, whose gradients are
+// near 0.05).
 func TestWrongGradientFailsTF(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs TensorFlow.js; skipped in -short mode")
 	}
 	dir := testmodels.RequireTFJS(t)
-	var c tfCase
+	type mutation struct {
+		input  string // whose gradient is scaled
+		factor float64
+	}
+	wrong := map[string]mutation{
+		"Conv2D/SAME/s2/odd":  {"w", 1.1},
+		"GatherNd/slices/dup": {"x", 1.5},
+		"Pack/Unpack":         {"x", 1.5},
+	}
+	cases := map[string]tfCase{}
 	for _, k := range tfGradCases() {
-		if k.name == "Conv2D/SAME/s2/odd" {
-			c = k
-		}
+		cases[k.name] = k
 	}
-	r, err := checkTF(t, dir, tfjs.WASM, c, func(g *ir.Graph) {
-		for i, o := range g.Outputs {
-			if o.Name != "w_grad" {
-				continue
-			}
-			o.Name = "w_grad_right"
-			if o.Def != nil {
-				o.Def.Name = o.Name
-			}
-			b := newBuilder(g, 0)
-			b.tf = true
-			g.Outputs[i] = b.identity(b.scale(o, 1.1), "w_grad")
-			return
-		}
-		t.Fatal("no w_grad output")
-	})
-	if err != nil {
-		t.Fatal(err)
+	var names []string
+	for name := range wrong {
+		names = append(names, name)
 	}
-	if len(r.mismatches) == 0 {
-		t.Fatalf("a filter gradient 10%% off passed the check (worst %.3f of the tolerance)", r.worst)
+	slices.Sort(names)
+	for _, name := range names {
+		c, ok := cases[name]
+		if !ok {
+			t.Fatalf("no case %s", name)
+		}
+		m := wrong[name]
+		grad := m.input + "_grad"
+		t.Run(name, func(t *testing.T) {
+			r, err := checkTF(t, dir, tfjs.WASM, c, func(g *ir.Graph) {
+				for i, o := range g.Outputs {
+					if o.Name != grad {
+						continue
+					}
+					o.Name = grad + "_right"
+					if o.Def != nil {
+						o.Def.Name = o.Name
+					}
+					b := newBuilder(g, 0)
+					b.tf = true
+					g.Outputs[i] = b.identity(b.scale(o, m.factor), grad)
+					return
+				}
+				t.Fatalf("no %s output", grad)
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(r.mismatches) == 0 {
+				t.Fatalf("%s scaled by %g passed the check (worst %.3f of the tolerance)", grad, m.factor, r.worst)
+			}
+		})
 	}
 }
 

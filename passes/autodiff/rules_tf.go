@@ -100,6 +100,9 @@ var tfRules = map[string]*rule{
 	"Pad":         {in: []int{0}, grad: gradPadTF},
 	"PadV2":       {in: []int{0}, grad: gradPadTF},
 	"BroadcastTo": {in: []int{0}, grad: gradExpand},
+	"GatherNd":    {in: []int{0}, grad: gradGatherNdTF},
+	"Pack":        {grad: gradPackTF},
+	"Unpack":      {grad: gradUnpackTF},
 
 	"MatMul":                      {grad: gradMatMulTF},
 	"_FusedMatMul":                {grad: gradMatMulTF},
@@ -430,6 +433,63 @@ func gradMatMulTF(c *gctx) error {
 		}
 		c.set(1, g)
 	}
+	return nil
+}
+
+// gradGatherNdTF: y[i…] = params[indices[i…, 0], …, indices[i…, K−1], …]
+// (K the indices' last axis); dparams = ScatterNd(indices, dy,
+// |params|): each slice of dy added at the position it was read from, the
+// contributions of equal indices summed (TensorFlow.js's ScatterNd adds
+// duplicates, as TensorFlow's does). TensorFlow's GatherNd takes
+// in-range indices only, so no negative index needs resolving.
+func gradGatherNdTF(c *gctx) error {
+	idx := c.x(1)
+	if dt := idx.Type.DType; dt != ir.Int32 && dt != ir.Int64 {
+		return c.errorf("the gradient of GatherNd needs int32 or int64 indices, not %v", dt)
+	}
+	pd := dimsOf(c.x(0))
+	shape := c.b.ints(pd...)
+	c.set(0, c.b.add("ScatterNd", c.x(0).Type, []*ir.Value{idx, c.dy[0], shape},
+		tfType("T", c.dt()), tfType("Tindices", idx.Type.DType)))
+	return nil
+}
+
+// packAxis is the axis attribute of Pack or Unpack resolved against the
+// packed tensor's rank r.
+func packAxis(c *gctx, r int) int64 {
+	axis := c.n.AttrInt("axis", 0)
+	if axis < 0 {
+		axis += int64(r)
+	}
+	return axis
+}
+
+// gradPackTF: y = stack(x₀, …, x_{N−1}) along a new axis a; dxᵢ =
+// dy[…, i, …] along a, that axis dropped (a Slice and a Reshape).
+func gradPackTF(c *gctx) error {
+	axis := packAxis(c, len(dimsOf(c.y(0))))
+	for i, x := range c.n.Inputs {
+		if c.wants(i) {
+			c.set(i, c.b.reshape(c.b.slice(c.dy[0], []int64{int64(i)}, []int64{int64(i) + 1}, []int64{axis}), dimsOf(x)))
+		}
+	}
+	return nil
+}
+
+// gradUnpackTF: (y₀, …, y_{N−1}) = x split along axis a into its N
+// slices, that axis dropped; dx = stack(dy₀, …, dy_{N−1}) along a (Pack),
+// zeros for outputs without a gradient.
+func gradUnpackTF(c *gctx) error {
+	x := c.x(0)
+	axis := packAxis(c, len(dimsOf(x)))
+	parts := make([]*ir.Value, len(c.n.Outputs))
+	for i := range c.n.Outputs {
+		if c.y(i) == nil {
+			return c.errorf("the gradient of Unpack needs every output")
+		}
+		parts[i] = c.dyOrZero(i)
+	}
+	c.set(0, c.b.add("Pack", x.Type, parts, ir.IntAttr("N", int64(len(parts))), ir.IntAttr("axis", axis)))
 	return nil
 }
 
