@@ -280,6 +280,25 @@ func tfGradCases() []tfCase {
 			q := b.op("Pack", []*ir.Value{u[3], u[1]}, ir.IntAttr("N", 2), ir.IntAttr("axis", -1))
 			return b.out(b.op("Mul", []*ir.Value{p, b.op("Transpose", []*ir.Value{q, b.i32(0, 2, 1)}, tfType("Tperm", ir.Int32))}))
 		}},
+		{name: "Maximum/Minimum/bcast", wrt: "a,b", build: func(b *tfg) *ir.Graph {
+			a, bb := b.in("a", 2, 3, 4), b.in("b", 3, 1)
+			mx := b.op("Maximum", []*ir.Value{a, bb})
+			return b.out(b.op("Minimum", []*ir.Value{bb, b.op("Mul", []*ir.Value{mx, a})}))
+		}},
+		{name: "Prelu", wrt: "x,alpha", lo: map[string]float64{"alpha": 0.1}, span: map[string]float64{"alpha": 0.5}, build: func(b *tfg) *ir.Graph {
+			return b.out(b.op("Prelu", []*ir.Value{b.in("x", 2, 3, 4), b.in("alpha", 4)}))
+		}},
+		// TensorFlow.js 4.22 broadcasts batch axes right only where each
+		// operand's batch is a suffix of the output's batch after its
+		// leading 1s (it indexes the flattened batch modulo each
+		// operand's): a [1, 3] against [2, 3] is right, [2, 1] against
+		// [3] is not, so the cases broadcast the leading axes.
+		{name: "BatchMatMulV2/adj_x/bcast", wrt: "a,w", build: func(b *tfg) *ir.Graph {
+			return b.out(b.op("BatchMatMulV2", []*ir.Value{b.in("a", 1, 3, 3, 4), b.in("w", 2, 3, 3, 5)}, ir.IntAttr("adj_x", 1), ir.IntAttr("adj_y", 0)))
+		}},
+		{name: "BatchMatMulV2/adj_y/bcast", wrt: "a,w", build: func(b *tfg) *ir.Graph {
+			return b.out(b.op("BatchMatMulV2", []*ir.Value{b.in("a", 3, 2, 4), b.in("w", 5, 4)}, ir.IntAttr("adj_x", 0), ir.IntAttr("adj_y", 1)))
+		}},
 		{name: "loss/sum", wrt: "x", loss: "sum", build: func(b *tfg) *ir.Graph {
 			x := b.in("x", 2, 3)
 			return b.out(b.op("Mul", []*ir.Value{x, x}))
@@ -492,9 +511,12 @@ func TestWrongGradientFailsTF(t *testing.T) {
 		factor float64
 	}
 	wrong := map[string]mutation{
-		"Conv2D/SAME/s2/odd":  {"w", 1.1},
-		"GatherNd/slices/dup": {"x", 1.5},
-		"Pack/Unpack":         {"x", 1.5},
+		"Conv2D/SAME/s2/odd":        {"w", 1.1},
+		"GatherNd/slices/dup":       {"x", 1.5},
+		"Pack/Unpack":               {"x", 1.5},
+		"Maximum/Minimum/bcast":     {"b", 1.5},
+		"Prelu":                     {"alpha", 1.5},
+		"BatchMatMulV2/adj_x/bcast": {"w", 1.5},
 	}
 	cases := map[string]tfCase{}
 	for _, k := range tfGradCases() {

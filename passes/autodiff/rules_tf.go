@@ -88,6 +88,9 @@ var tfRules = map[string]*rule{
 	"Softmax":    {grad: gradSoftmaxTF},
 	"LogSoftmax": {grad: gradLogSoftmaxTF},
 	"BiasAdd":    {grad: gradBiasAddTF},
+	"Maximum":    {grad: gradMaxMinTF},
+	"Minimum":    {grad: gradMaxMinTF},
+	"Prelu":      {grad: gradPRelu},
 
 	"Sum":         {in: []int{0}, grad: gradReduceTF},
 	"Mean":        {in: []int{0}, grad: gradReduceTF},
@@ -106,6 +109,7 @@ var tfRules = map[string]*rule{
 
 	"MatMul":                      {grad: gradMatMulTF},
 	"_FusedMatMul":                {grad: gradMatMulTF},
+	"BatchMatMulV2":               {grad: gradMatMulTF},
 	"Conv2D":                      {grad: gradConv2DTF},
 	"_FusedConv2D":                {grad: gradConv2DTF},
 	"DepthwiseConv2dNative":       {grad: gradDepthwiseTF},
@@ -179,6 +183,29 @@ func gradRsqrtTF(c *gctx) error {
 // gradSquareTF: y = x²; dx = 2·dy·x.
 func gradSquareTF(c *gctx) error {
 	c.set(0, c.b.mul(c.b.scale(c.dy[0], 2), c.x(0)))
+	return nil
+}
+
+// gradMaxMinTF: y = max(a, b) (Maximum) or min(a, b) (Minimum),
+// broadcasting; the gradient goes to the operand that is the result, and
+// on a tie to a, the first (TensorFlow's convention): da = unb(dy·1[a ≥ b])
+// (1[a ≤ b] for Minimum), db = unb(dy·1[¬(a ≥ b)]).
+func gradMaxMinTF(c *gctx) error {
+	b := c.b
+	x, w := c.x(0), c.x(1)
+	cmp := "GreaterOrEqual"
+	if c.n.Op == "Minimum" {
+		cmp = "LessOrEqual"
+	}
+	dy := c.dy[0]
+	first := b.compare(cmp, x, w) // y's shape
+	zero := b.scalar(c.dt(), 0)
+	if c.wants(0) {
+		c.set(0, b.unbroadcast(b.where(first, dy, zero), dimsOf(x)))
+	}
+	if c.wants(1) {
+		c.set(1, b.unbroadcast(b.where(first, zero, dy), dimsOf(w)))
+	}
 	return nil
 }
 
@@ -396,11 +423,13 @@ func fusedTail(c *gctx) (*ir.Value, error) {
 // ---- matrix products ----
 
 // gradMatMulTF: y = op(a)·op(b) (op: the transpose_a / transpose_b
-// attributes), with a fused bias tail for _FusedMatMul;
-// d op(a) = dy·op(b)ᵀ, d op(b) = op(a)ᵀ·dy, transposed back where the
-// operand was. The products are written without the transpose
-// attributes (TensorFlow.js 4.22's wasm backend gets transpose_b wrong
-// in _FusedMatMul).
+// attributes of MatMul, adj_x / adj_y of BatchMatMulV2, whose batch axes
+// broadcast), with a fused bias tail for _FusedMatMul;
+// d op(a) = unb(dy·op(b)ᵀ, op(a)), d op(b) = unb(op(a)ᵀ·dy, op(b)),
+// transposed back where the operand was (unb: summed over the batch axes
+// the operand was broadcast along). The products are written without the
+// transpose attributes (TensorFlow.js 4.22's wasm backend gets
+// transpose_b wrong in _FusedMatMul).
 func gradMatMulTF(c *gctx) error {
 	b := c.b
 	dy, err := fusedTail(c)
@@ -408,9 +437,13 @@ func gradMatMulTF(c *gctx) error {
 		return err
 	}
 	x, w := c.x(0), c.x(1)
-	ta, tb := c.n.AttrInt("transpose_a", 0) != 0, c.n.AttrInt("transpose_b", 0) != 0
-	if len(dimsOf(x)) != 2 || len(dimsOf(w)) != 2 {
-		return c.errorf("the gradient of %s supports 2-D operands only", c.n.Op)
+	attrA, attrB := "transpose_a", "transpose_b"
+	if strings.HasPrefix(c.n.Op, "BatchMatMul") {
+		attrA, attrB = "adj_x", "adj_y"
+	}
+	ta, tb := c.n.AttrInt(attrA, 0) != 0, c.n.AttrInt(attrB, 0) != 0
+	if len(dimsOf(x)) < 2 || len(dimsOf(w)) < 2 || (c.n.Op != "BatchMatMulV2" && (len(dimsOf(x)) != 2 || len(dimsOf(w)) != 2)) {
+		return c.errorf("the gradient of %s needs 2-D operands (BatchMatMulV2: rank 2 or more)", c.n.Op)
 	}
 	// opT(v, t) is op(v)ᵀ: v itself when op transposes it.
 	opT := func(v *ir.Value, t bool) *ir.Value {
@@ -419,19 +452,25 @@ func gradMatMulTF(c *gctx) error {
 		}
 		return b.swapLast(v)
 	}
-	if c.wants(0) {
-		g := b.matmul(dy, opT(w, tb)) // d op(a)
-		if ta {
+	// back is the gradient g of op(v) as v's: summed to op(v)'s shape,
+	// transposed back when op transposes.
+	back := func(g, v *ir.Value, t bool) *ir.Value {
+		vd := slices.Clone(dimsOf(v))
+		r := len(vd)
+		if t {
+			vd[r-2], vd[r-1] = vd[r-1], vd[r-2]
+		}
+		g = b.unbroadcast(g, vd)
+		if t {
 			g = b.swapLast(g)
 		}
-		c.set(0, g)
+		return g
+	}
+	if c.wants(0) {
+		c.set(0, back(b.matmul(dy, opT(w, tb)), x, ta))
 	}
 	if c.wants(1) {
-		g := b.matmul(opT(x, ta), dy) // d op(b)
-		if tb {
-			g = b.swapLast(g)
-		}
-		c.set(1, g)
+		c.set(1, back(b.matmul(opT(x, ta), dy), w, tb))
 	}
 	return nil
 }
