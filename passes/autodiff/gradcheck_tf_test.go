@@ -128,6 +128,16 @@ func tfConv(b *tfg, x, w *ir.Value, s, d int64, pad string, extra ...ir.Attr) *i
 	return b.op("Conv2D", []*ir.Value{x, w}, append(window(s, d, pad), extra...)...)
 }
 
+// stridedSlice is a StridedSlice of x with int32 begin, end and strides
+// and the five masks (begin, end, ellipsis, new axis, shrink).
+func stridedSlice(b *tfg, x *ir.Value, begin, end, strides []int64, masks ...int64) *ir.Value {
+	attrs := []ir.Attr{tfType("Index", ir.Int32)}
+	for k, name := range []string{"begin_mask", "end_mask", "ellipsis_mask", "new_axis_mask", "shrink_axis_mask"} {
+		attrs = append(attrs, ir.IntAttr(name, masks[k]))
+	}
+	return b.op("StridedSlice", []*ir.Value{x, b.i32(begin...), b.i32(end...), b.i32(strides...)}, attrs...)
+}
+
 func tfGradCases() []tfCase {
 	explicit := ir.IntsAttr("explicit_paddings", 0, 0, 1, 2, 2, 0, 0, 0)
 	return []tfCase{
@@ -298,6 +308,27 @@ func tfGradCases() []tfCase {
 		}},
 		{name: "BatchMatMulV2/adj_y/bcast", wrt: "a,w", build: func(b *tfg) *ir.Graph {
 			return b.out(b.op("BatchMatMulV2", []*ir.Value{b.in("a", 3, 2, 4), b.in("w", 5, 4)}, ir.IntAttr("adj_x", 0), ir.IntAttr("adj_y", 1)))
+		}},
+		{name: "StridedSlice/masks/strides", wrt: "x", build: func(b *tfg) *ir.Graph {
+			// x[1:3, ::2, 5::-2] (axis 1 begin and end masked, axis 2 end
+			// masked, a negative stride).
+			return b.out(stridedSlice(b, b.in("x", 4, 5, 6), []int64{1, 7, -1}, []int64{3, 0, 0}, []int64{1, 2, -2}, 2, 6, 0, 0, 0))
+		}},
+		{name: "StridedSlice/ellipsis/new/shrink", wrt: "x", build: func(b *tfg) *ir.Graph {
+			// x[..., newaxis, 2]: [3, 4, 1].
+			return b.out(stridedSlice(b, b.in("x", 3, 4, 5), []int64{0, 0, 2}, []int64{0, 0, 3}, []int64{1, 1, 1}, 0, 0, 1, 2, 4))
+		}},
+		// TensorFlow.js 4.22 reads other elements than TensorFlow where a
+		// shrunk axis meets a stride other than 1 (x[0:3:2, 2] on [3, 7, 4]
+		// reads x[0, 0, 2:6] first, both backends), so the shrinking cases
+		// keep strides 1.
+		{name: "StridedSlice/shrink/negative", wrt: "x", build: func(b *tfg) *ir.Graph {
+			// x[1:, -2] on [3, 7, 4]: [2, 4].
+			return b.out(stridedSlice(b, b.in("x", 3, 7, 4), []int64{1, -2}, []int64{0, -1}, []int64{1, 1}, 0, 1, 0, 0, 2))
+		}},
+		{name: "StridedSlice/stride3/negative-begin", wrt: "x", build: func(b *tfg) *ir.Graph {
+			// x[:, 1:6:3, -3:] on [3, 7, 4]: [3, 2, 3].
+			return b.out(stridedSlice(b, b.in("x", 3, 7, 4), []int64{0, 1, -3}, []int64{3, 6, 0}, []int64{1, 3, 1}, 0, 4, 0, 0, 0))
 		}},
 		{name: "loss/sum", wrt: "x", loss: "sum", build: func(b *tfg) *ir.Graph {
 			x := b.in("x", 2, 3)
@@ -511,12 +542,13 @@ func TestWrongGradientFailsTF(t *testing.T) {
 		factor float64
 	}
 	wrong := map[string]mutation{
-		"Conv2D/SAME/s2/odd":        {"w", 1.1},
-		"GatherNd/slices/dup":       {"x", 1.5},
-		"Pack/Unpack":               {"x", 1.5},
-		"Maximum/Minimum/bcast":     {"b", 1.5},
-		"Prelu":                     {"alpha", 1.5},
-		"BatchMatMulV2/adj_x/bcast": {"w", 1.5},
+		"Conv2D/SAME/s2/odd":         {"w", 1.1},
+		"GatherNd/slices/dup":        {"x", 1.5},
+		"Pack/Unpack":                {"x", 1.5},
+		"StridedSlice/masks/strides": {"x", 1.5},
+		"Maximum/Minimum/bcast":      {"b", 1.5},
+		"Prelu":                      {"alpha", 1.5},
+		"BatchMatMulV2/adj_x/bcast":  {"w", 1.5},
 	}
 	cases := map[string]tfCase{}
 	for _, k := range tfGradCases() {

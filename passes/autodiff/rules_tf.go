@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/remat-compile/remat/ir"
+	"github.com/remat-compile/remat/passes/shapes"
 )
 
 // TensorFlow graphs. A graph whose nodes are all TensorFlow ops
@@ -92,20 +93,21 @@ var tfRules = map[string]*rule{
 	"Minimum":    {grad: gradMaxMinTF},
 	"Prelu":      {grad: gradPRelu},
 
-	"Sum":         {in: []int{0}, grad: gradReduceTF},
-	"Mean":        {in: []int{0}, grad: gradReduceTF},
-	"Reshape":     {in: []int{0}, grad: gradReshape},
-	"Squeeze":     {in: []int{0}, grad: gradReshape},
-	"ExpandDims":  {in: []int{0}, grad: gradReshape},
-	"Transpose":   {in: []int{0}, grad: gradTransposeTF},
-	"ConcatV2":    {grad: gradConcatTF},
-	"Slice":       {in: []int{0}, grad: gradSliceTF},
-	"Pad":         {in: []int{0}, grad: gradPadTF},
-	"PadV2":       {in: []int{0}, grad: gradPadTF},
-	"BroadcastTo": {in: []int{0}, grad: gradExpand},
-	"GatherNd":    {in: []int{0}, grad: gradGatherNdTF},
-	"Pack":        {grad: gradPackTF},
-	"Unpack":      {grad: gradUnpackTF},
+	"Sum":          {in: []int{0}, grad: gradReduceTF},
+	"Mean":         {in: []int{0}, grad: gradReduceTF},
+	"Reshape":      {in: []int{0}, grad: gradReshape},
+	"Squeeze":      {in: []int{0}, grad: gradReshape},
+	"ExpandDims":   {in: []int{0}, grad: gradReshape},
+	"Transpose":    {in: []int{0}, grad: gradTransposeTF},
+	"ConcatV2":     {grad: gradConcatTF},
+	"Slice":        {in: []int{0}, grad: gradSliceTF},
+	"Pad":          {in: []int{0}, grad: gradPadTF},
+	"PadV2":        {in: []int{0}, grad: gradPadTF},
+	"BroadcastTo":  {in: []int{0}, grad: gradExpand},
+	"GatherNd":     {in: []int{0}, grad: gradGatherNdTF},
+	"StridedSlice": {in: []int{0}, grad: gradStridedSliceTF},
+	"Pack":         {grad: gradPackTF},
+	"Unpack":       {grad: gradUnpackTF},
 
 	"MatMul":                      {grad: gradMatMulTF},
 	"_FusedMatMul":                {grad: gradMatMulTF},
@@ -475,6 +477,48 @@ func gradMatMulTF(c *gctx) error {
 	return nil
 }
 
+// gradStridedSliceTF: y = x read along each axis a at Count_a indices
+// Start_a + k·Stride_a (shapes.ResolveStridedSlice resolves the masks:
+// shrunk axes read one index and drop, new axes add a 1); dx is dy
+// reshaped to the counts and, on each axis, reversed where the stride is
+// negative (so the indices rise from first = Start + (Count−1)·Stride),
+// spread by |Stride| (upsampleAxis) and padded with zeros to x's size,
+// first before (a negative pad after crops the spread's trailing zeros).
+func gradStridedSliceTF(c *gctx) error {
+	b := c.b
+	xd := dimsOf(c.x(0))
+	axes, err := shapes.ResolveStridedSlice(c.n, xd)
+	if err != nil {
+		return c.errorf("the gradient of StridedSlice needs a static spec: %v", err)
+	}
+	counts := make([]int64, len(xd))
+	for a, ax := range axes {
+		counts[a] = ax.Count
+	}
+	if prod(counts) == 0 {
+		c.set(0, b.zeros(c.dt(), xd))
+		return nil
+	}
+	g := b.reshape(c.dy[0], counts)
+	pads := make([]int64, 2*len(xd))
+	for a, ax := range axes {
+		first, s := ax.Start, ax.Stride
+		if s < 0 {
+			if ax.Count > 1 {
+				g = b.add("ReverseV2", g.Type, []*ir.Value{g, b.ints(int64(a))}, tfType("Tidx", ir.Int32))
+			}
+			first, s = ax.Start+(ax.Count-1)*s, -s
+		}
+		if ax.Count == 1 {
+			s = 1
+		}
+		g = b.upsampleAxis(g, a, s)
+		pads[a], pads[len(xd)+a] = first, xd[a]-first-ax.Count*s
+	}
+	c.set(0, b.pad(g, pads))
+	return nil
+}
+
 // gradGatherNdTF: y[i…] = params[indices[i…, 0], …, indices[i…, K−1], …]
 // (K the indices' last axis); dparams = ScatterNd(indices, dy,
 // |params|): each slice of dy added at the position it was read from, the
@@ -637,23 +681,23 @@ func (b *builder) convFilterGradTF(in, dout *ir.Value, g *tfGeom) *ir.Value {
 }
 
 // upsampleTF spreads dy [N, P, Q, C] to [N, P·sh, Q·sw, C] with dy[n, p,
-// q, c] at (p·sh, q·sw) and zeros between: reshape, pad the new axis,
-// reshape, once per spatial axis (all rank 4).
+// q, c] at (p·sh, q·sw) and zeros between.
 func (b *builder) upsampleTF(dy *ir.Value, s [2]int64) *ir.Value {
-	d := dimsOf(dy)
-	N, P, Q, C := d[0], d[1], d[2], d[3]
-	if s[1] > 1 {
-		t := b.reshape(dy, []int64{N * P, Q, 1, C})
-		t = b.pad(t, []int64{0, 0, 0, 0, 0, 0, s[1] - 1, 0})
-		dy = b.reshape(t, []int64{N, P, Q * s[1], C})
-		Q *= s[1]
+	return b.upsampleAxis(b.upsampleAxis(dy, 2, s[1]), 1, s[0])
+}
+
+// upsampleAxis spreads x along axis a by s: element k goes to k·s, with
+// s − 1 zeros after each (reshape, pad a new axis, reshape).
+func (b *builder) upsampleAxis(x *ir.Value, a int, s int64) *ir.Value {
+	if s <= 1 {
+		return x
 	}
-	if s[0] > 1 {
-		t := b.reshape(dy, []int64{N, P, 1, Q * C})
-		t = b.pad(t, []int64{0, 0, 0, 0, 0, 0, s[0] - 1, 0})
-		dy = b.reshape(t, []int64{N, P * s[0], Q, C})
-	}
-	return dy
+	d := dimsOf(x)
+	pre, post := prod(d[:a]), prod(d[a+1:])
+	t := b.pad(b.reshape(x, []int64{pre, d[a], 1, post}), []int64{0, 0, 0, 0, 0, 0, s - 1, 0})
+	out := slices.Clone(d)
+	out[a] *= s
+	return b.reshape(t, out)
 }
 
 // reverseHW reverses a filter [kh, kw, …] along its two spatial axes.
