@@ -224,6 +224,12 @@ func tfGradCases() []tfCase {
 		{name: "DepthwiseConv2dNative/dilated", wrt: "x,w", build: func(b *tfg) *ir.Graph {
 			return b.out(b.op("DepthwiseConv2dNative", []*ir.Value{b.in("x", 1, 7, 7, 2), b.in("w", 3, 3, 2, 1)}, window(1, 2, "SAME")...))
 		}},
+		{name: "DepthwiseConv2dNative/M3/SAME/s2", wrt: "x,w", build: func(b *tfg) *ir.Graph {
+			return b.out(b.op("DepthwiseConv2dNative", []*ir.Value{b.in("x", 2, 7, 6, 2), b.in("w", 3, 3, 2, 3)}, window(2, 1, "SAME")...))
+		}},
+		{name: "DepthwiseConv2dNative/M2/dilated", wrt: "x,w", build: func(b *tfg) *ir.Graph {
+			return b.out(b.op("DepthwiseConv2dNative", []*ir.Value{b.in("x", 1, 7, 7, 3), b.in("w", 3, 2, 3, 2)}, window(1, 2, "VALID")...))
+		}},
 		{name: "FusedDepthwiseConv2dNative/BiasAdd,Relu", wrt: "x,w,bias", build: func(b *tfg) *ir.Graph {
 			return b.out(b.op("FusedDepthwiseConv2dNative", []*ir.Value{b.in("x", 2, 6, 6, 2), b.in("w", 3, 3, 2, 1), b.in("bias", 2)}, append(window(1, 1, "SAME"), fused("BiasAdd", "Relu")...)...))
 		}},
@@ -542,13 +548,14 @@ func TestWrongGradientFailsTF(t *testing.T) {
 		factor float64
 	}
 	wrong := map[string]mutation{
-		"Conv2D/SAME/s2/odd":         {"w", 1.1},
-		"GatherNd/slices/dup":        {"x", 1.5},
-		"Pack/Unpack":                {"x", 1.5},
-		"StridedSlice/masks/strides": {"x", 1.5},
-		"Maximum/Minimum/bcast":      {"b", 1.5},
-		"Prelu":                      {"alpha", 1.5},
-		"BatchMatMulV2/adj_x/bcast":  {"w", 1.5},
+		"Conv2D/SAME/s2/odd":               {"w", 1.1},
+		"GatherNd/slices/dup":              {"x", 1.5},
+		"Pack/Unpack":                      {"x", 1.5},
+		"DepthwiseConv2dNative/M3/SAME/s2": {"w", 1.1},
+		"StridedSlice/masks/strides":       {"x", 1.5},
+		"Maximum/Minimum/bcast":            {"b", 1.5},
+		"Prelu":                            {"alpha", 1.5},
+		"BatchMatMulV2/adj_x/bcast":        {"w", 1.5},
 	}
 	cases := map[string]tfCase{}
 	for _, k := range tfGradCases() {

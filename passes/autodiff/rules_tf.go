@@ -763,16 +763,19 @@ func gradConv2DTF(c *gctx) error {
 	return nil
 }
 
-// gradDepthwiseTF: y = DepthwiseConv2dNative(x, w) with w [kh, kw, C, 1]
-// (channel multiplier 1; the fused forms then the fused tail).
+// gradDepthwiseTF: y = DepthwiseConv2dNative(x, w) with w [kh, kw, C, M]
+// (channel multiplier M: output channel c·M + m reads input channel c
+// with filter w[·, ·, c, m]; the fused forms then the fused tail).
 //
 //	dx = DepthwiseConv2dNative of dy upsampled by the strides, with w
-//	     reversed (transposedConvTF);
-//	dw[i, j, c] = Σ_{n,p,q} xpad[n, p·s + i·d, q·s + j·d, c]·dy[n, p, q, c]:
-//	     a VALID DepthwiseConv2dNative of xpad laid out [1, Hp, Wp, N·C]
-//	     by dy laid out [P, Q, N·C, 1] with strides d and dilations s,
-//	     [1, kh', kw', N·C], reshaped to [kh', kw', N, C], summed over N
-//	     and cut to kh × kw.
+//	     reversed and laid out [kh, kw, C·M, 1] (transposedConvTF),
+//	     [N, H, W, C·M], reshaped to [N, H, W, C, M] and summed over M;
+//	dw[i, j, c, m] = Σ_{n,p,q} xpad[n, p·s + i·d, q·s + j·d, c]·dy[n, p, q, c·M + m]:
+//	     with x's channels repeated M times (x' [N, H, W, C·M], x'[…, c·M
+//	     + m] = x[…, c]), a VALID DepthwiseConv2dNative of x'pad laid out
+//	     [1, Hp, Wp, N·C·M] by dy laid out [P, Q, N·C·M, 1] with strides
+//	     d and dilations s, [1, kh', kw', N·C·M], reshaped to [kh', kw',
+//	     N, C·M], summed over N, cut to kh × kw and reshaped to w's shape.
 func gradDepthwiseTF(c *gctx) error {
 	b := c.b
 	dy, err := fusedTail(c)
@@ -781,29 +784,37 @@ func gradDepthwiseTF(c *gctx) error {
 	}
 	x, w, y := c.x(0), c.x(1), c.y(0)
 	wd := dimsOf(w)
-	if wd[3] != 1 {
-		return c.errorf("no gradient for %s with channel multiplier %d: the training graph supports multiplier 1", c.n.Op, wd[3])
-	}
 	g, err := tfGeometry(c, x, y, [2]int64{wd[0], wd[1]})
 	if err != nil {
 		return err
 	}
 	if g.s != [2]int64{1, 1} && g.d != [2]int64{1, 1} {
-		return c.errorf("no gradient for %s with both strides %v and dilations %v above 1 (TensorFlow.js's depthwise convolution needs one of them 1)", c.n.Op, g.s, g.d)
+		return c.errorf("no gradient for %s with both strides %v and dilations %v above 1 (TensorFlow.js's depthwise convolution needs one of them 1; prepare lowers such a node)", c.n.Op, g.s, g.d)
 	}
+	xd := dimsOf(x)
+	N, H, W, C, M := xd[0], xd[1], xd[2], xd[3], wd[3]
 	if c.wants(0) {
-		c.set(0, b.transposedConvTF("DepthwiseConv2dNative", dy, b.reverseHW(w), g))
+		wr := b.reshape(b.reverseHW(w), []int64{wd[0], wd[1], C * M, 1})
+		dx := b.transposedConvTF("DepthwiseConv2dNative", dy, wr, g)
+		if M > 1 {
+			dx = b.reduce("ReduceSum", b.reshape(dx, []int64{N, H, W, C, M}), []int64{4}, false)
+		}
+		c.set(0, dx)
 	}
 	if c.wants(1) {
-		xd, yd := dimsOf(x), dimsOf(dy)
-		N, C := xd[0], xd[3]
-		xp := b.padded(x, g)
+		xr := x
+		if M > 1 {
+			xr = b.reshape(b.expand(b.reshape(x, []int64{N, H, W, C, 1}), []int64{N, H, W, C, M}), []int64{N, H, W, C * M})
+		}
+		CM := C * M
+		yd := dimsOf(dy)
+		xp := b.padded(xr, g)
 		pd := dimsOf(xp)
-		xt := b.reshape(b.transpose(xp, []int64{1, 2, 0, 3}), []int64{1, pd[1], pd[2], N * C})
-		ft := b.reshape(b.transpose(dy, []int64{1, 2, 0, 3}), []int64{yd[1], yd[2], N * C, 1})
+		xt := b.reshape(b.transpose(xp, []int64{1, 2, 0, 3}), []int64{1, pd[1], pd[2], N * CM})
+		ft := b.reshape(b.transpose(dy, []int64{1, 2, 0, 3}), []int64{yd[1], yd[2], N * CM, 1})
 		res := b.conv2DTF("DepthwiseConv2dNative", xt, ft, g.d, g.s)
 		rd := dimsOf(res)
-		res = b.reduce("ReduceSum", b.reshape(res, []int64{rd[1], rd[2], N, C}), []int64{2}, false)
+		res = b.reduce("ReduceSum", b.reshape(res, []int64{rd[1], rd[2], N, CM}), []int64{2}, false)
 		if rd[1] != g.k[0] || rd[2] != g.k[1] {
 			res = b.slice(res, []int64{0, 0}, []int64{g.k[0], g.k[1]}, []int64{0, 1})
 		}
