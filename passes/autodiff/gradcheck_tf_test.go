@@ -122,6 +122,10 @@ type tfCase struct {
 	lo, span map[string]float64
 	// ints fixes int32 inputs (labels).
 	ints map[string][]int64
+	// ref, when set, builds the graph the finite differences run instead
+	// of build's: the same function written in other ops (for an op
+	// TensorFlow.js cannot run, which Build lowers).
+	ref func(b *tfg) *ir.Graph
 }
 
 func tfConv(b *tfg, x, w *ir.Value, s, d int64, pad string, extra ...ir.Attr) *ir.Value {
@@ -136,6 +140,22 @@ func stridedSlice(b *tfg, x *ir.Value, begin, end, strides []int64, masks ...int
 		attrs = append(attrs, ir.IntAttr(name, masks[k]))
 	}
 	return b.op("StridedSlice", []*ir.Value{x, b.i32(begin...), b.i32(end...), b.i32(strides...)}, attrs...)
+}
+
+// dilatedFilter is w [kh, kw, C, O] with d − 1 zeros between its taps on
+// both spatial axes, [(kh−1)·d + 1, (kw−1)·d + 1, C, O]: a convolution by
+// it is the convolution by w with dilation d.
+func dilatedFilter(b *tfg, w *ir.Value, kh, kw, c, o, d int64) *ir.Value {
+	reshape := func(x *ir.Value, dims ...int64) *ir.Value {
+		return b.op("Reshape", []*ir.Value{x, b.i32(dims...)}, tfType("Tshape", ir.Int32))
+	}
+	pad := func(x *ir.Value, pads ...int64) *ir.Value {
+		return b.op("Pad", []*ir.Value{x, b.i32m([]int64{int64(len(pads) / 2), 2}, pads...)}, tfType("Tpaddings", ir.Int32))
+	}
+	t := pad(reshape(w, kh, 1, kw*c*o), 0, 0, 0, d-1, 0, 0)   // [kh, d, kw·C·O]
+	t = reshape(t, kh*d*kw, 1, c*o)                           // rows (i, r, j)
+	t = reshape(pad(t, 0, 0, 0, d-1, 0, 0), kh*d, kw*d, c, o) // [kh·d, kw·d, C, O]
+	return b.op("Slice", []*ir.Value{t, b.i32(0, 0, 0, 0), b.i32((kh-1)*d+1, (kw-1)*d+1, c, o)}, tfType("Index", ir.Int32))
 }
 
 func tfGradCases() []tfCase {
@@ -202,6 +222,26 @@ func tfGradCases() []tfCase {
 		}},
 		{name: "Conv2D/dilated", wrt: "x,w", build: func(b *tfg) *ir.Graph {
 			return b.out(tfConv(b, b.in("x", 2, 7, 7, 2), b.in("w", 3, 3, 2, 3), 1, 2, "SAME"))
+		}},
+		// Strides and dilations both above 1: Build lowers the node
+		// (TensorFlow.js runs neither); the finite differences run the
+		// convolution by the explicitly dilated filter at stride 2.
+		{name: "Conv2D/SAME/s2/d2", wrt: "x,w", build: func(b *tfg) *ir.Graph {
+			return b.out(tfConv(b, b.in("x", 2, 9, 8, 2), b.in("w", 3, 2, 2, 3), 2, 2, "SAME"))
+		}, ref: func(b *tfg) *ir.Graph {
+			return b.out(tfConv(b, b.in("x", 2, 9, 8, 2), dilatedFilter(b, b.in("w", 3, 2, 2, 3), 3, 2, 2, 3, 2), 2, 1, "SAME"))
+		}},
+		{name: "_FusedConv2D/BiasAdd,Relu/VALID/s2/d3", wrt: "x,w,bias", build: func(b *tfg) *ir.Graph {
+			return b.out(b.op("_FusedConv2D", []*ir.Value{b.in("x", 1, 10, 9, 2), b.in("w", 2, 2, 2, 3), b.in("bias", 3)}, append(window(2, 3, "VALID"), fused("BiasAdd", "Relu")...)...))
+		}, ref: func(b *tfg) *ir.Graph {
+			w := dilatedFilter(b, b.in("w", 2, 2, 2, 3), 2, 2, 2, 3, 3)
+			return b.out(b.op("_FusedConv2D", []*ir.Value{b.in("x", 1, 10, 9, 2), w, b.in("bias", 3)}, append(window(2, 1, "VALID"), fused("BiasAdd", "Relu")...)...))
+		}},
+		{name: "DepthwiseConv2dNative/M2/SAME/s2/d2", wrt: "x,w", build: func(b *tfg) *ir.Graph {
+			return b.out(b.op("DepthwiseConv2dNative", []*ir.Value{b.in("x", 1, 9, 9, 2), b.in("w", 3, 3, 2, 2)}, window(2, 2, "SAME")...))
+		}, ref: func(b *tfg) *ir.Graph {
+			w := dilatedFilter(b, b.in("w", 3, 3, 2, 2), 3, 3, 2, 2, 2)
+			return b.out(b.op("DepthwiseConv2dNative", []*ir.Value{b.in("x", 1, 9, 9, 2), w}, window(2, 1, "SAME")...))
 		}},
 		{name: "_FusedConv2D/BiasAdd,Relu6", wrt: "x,w,bias", lo: map[string]float64{"x": -3}, span: map[string]float64{"x": 8}, build: func(b *tfg) *ir.Graph {
 			return b.out(b.op("_FusedConv2D", []*ir.Value{b.in("x", 2, 6, 6, 2), b.in("w", 3, 3, 2, 3), b.in("bias", 3)}, append(window(2, 1, "SAME"), fused("BiasAdd", "Relu6")...)...))
@@ -381,6 +421,9 @@ func checkTF(t *testing.T, dir string, backend tfjs.Backend, c tfCase, edit func
 	}
 	opts := Options{Loss: l, Trainable: strings.Split(c.wrt, ",")}
 	tg, fg := c.build(newTFG()), c.build(newTFG())
+	if c.ref != nil {
+		fg = c.ref(newTFG())
+	}
 	if err := Build(tg, opts); err != nil {
 		return nil, fmt.Errorf("Build: %w", err)
 	}
@@ -526,7 +569,8 @@ func TestGradientsTF(t *testing.T) {
 	}
 	// The ops of the zoo's TensorFlow graphs each have a case.
 	for _, op := range []string{"Conv2D", "_FusedConv2D", "DepthwiseConv2dNative", "FusedDepthwiseConv2dNative", "FusedBatchNormV3",
-		"Relu", "Relu6", "AddV2", "MaxPool", "Mean", "Reshape", "MatMul", "_FusedMatMul", "PadV2", "BiasAdd", "ConcatV2", "Slice", "Conv2DBackpropInput", "LRN", "AvgPool"} {
+		"Relu", "Relu6", "AddV2", "MaxPool", "Mean", "Reshape", "MatMul", "_FusedMatMul", "PadV2", "BiasAdd", "ConcatV2", "Slice", "Conv2DBackpropInput", "LRN", "AvgPool",
+		"GatherNd", "Pack", "Unpack", "StridedSlice", "Maximum", "Minimum", "Prelu", "BatchMatMulV2"} {
 		if !covered[op] {
 			t.Errorf("no gradient check case for %s", op)
 		}
@@ -551,6 +595,7 @@ func TestWrongGradientFailsTF(t *testing.T) {
 		"Conv2D/SAME/s2/odd":               {"w", 1.1},
 		"GatherNd/slices/dup":              {"x", 1.5},
 		"Pack/Unpack":                      {"x", 1.5},
+		"Conv2D/SAME/s2/d2":                {"w", 1.1},
 		"DepthwiseConv2dNative/M3/SAME/s2": {"w", 1.1},
 		"StridedSlice/masks/strides":       {"x", 1.5},
 		"Maximum/Minimum/bcast":            {"b", 1.5},

@@ -32,6 +32,19 @@ import (
 //	ResizeBilinear, …Nearest…  the transposed interpolation matrices, MatMul
 //	FusedBatchNormV3           written out in training semantics (batch
 //	                           statistics) in Mean, Sub, Mul, Sqrt, … first
+//	Conv with strides and      written out first as the stride-1 dilated
+//	dilations both above 1     convolution and a StridedSlice (TensorFlow.js
+//	                           runs neither form; lowerStridedDilatedTF)
+//	Depthwise multiplier M     filter laid out [kh, kw, C·M, 1]; dx summed
+//	                           over M, dw from x's channels repeated M times
+//	GatherNd                   ScatterNd of dy at the indices (duplicates add)
+//	StridedSlice               dy reversed (negative strides), spread by the
+//	                           strides (upsampleAxis) and padded
+//	Pack, Unpack               Slice and Reshape; Pack
+//	Maximum, Minimum           dy to the operand that is the result, ties to
+//	                           the first (TensorFlow's convention)
+//	BatchMatMulV2              MatMul's rule, batch axes summed back where
+//	                           an operand was broadcast
 //
 // An op on an active path without a rule here is a *NoGradientError that
 // names it, as for ONNX.
@@ -143,6 +156,68 @@ func (d *differ) lowerFusedBatchNormTF(n *ir.Node) error {
 	xh := d.normalize(x, []int64{0, 1, 2}, eps)
 	y := b.addv(b.mul(xh, n.Inputs[1]), n.Inputs[2])
 	return d.replace(n, y)
+}
+
+// lowerStridedDilatedTF writes a convolution (Conv2D, DepthwiseConv2dNative
+// and their fused forms) with both strides and dilations above 1, which
+// TensorFlow.js does not run, as the same convolution at stride 1: x
+// padded by the node's pads, a VALID convolution with the dilations, then
+// every s-th row and column (StridedSlice), then the fused tail (BiasAdd,
+// Relu or Relu6) as ops of its own:
+//
+//	y[n, p, q, o] = Σ_{i,j,c} xpad[n, p·s + i·d, q·s + j·d, c]·w[i, j, c, o]
+//	              = full[n, p·s, q·s, o]  with full the stride-1 result.
+//
+// It computes s² times the outputs; the gradients then follow from the
+// rules of those ops. Other nodes are left alone.
+func (d *differ) lowerStridedDilatedTF(n *ir.Node) error {
+	st, ok1 := n.AttrInts("strides")
+	dl, ok2 := n.AttrInts("dilations")
+	if !ok1 || !ok2 || len(st) != 4 || len(dl) != 4 || (st[1] == 1 && st[2] == 1) || (dl[1] == 1 && dl[2] == 1) {
+		return nil
+	}
+	b := d.b
+	c := &gctx{d: d, b: b, n: n}
+	x, w, y := n.Inputs[0], n.Inputs[1], n.Outputs[0]
+	xd, wd, yd := dimsOf(x), dimsOf(w), dimsOf(y)
+	if len(xd) != 4 || len(wd) != 4 || len(yd) != 4 {
+		return d.errorf(n, "the training graph needs static 4-D operands for %s with strides %v and dilations %v", n.Op, st, dl)
+	}
+	g, err := tfGeometry(c, x, y, [2]int64{wd[0], wd[1]})
+	if err != nil {
+		return err
+	}
+	var tail []string
+	if a := n.Attr("fused_ops"); a != nil {
+		for _, s := range a.Strs {
+			tail = append(tail, string(s))
+		}
+	}
+	switch strings.Join(tail, ",") {
+	case "", "BiasAdd", "BiasAdd,Relu", "BiasAdd,Relu6":
+	default:
+		return d.errorf(n, "no gradient for %s with fused_ops [%s]: the training graph supports BiasAdd, optionally followed by Relu or Relu6", n.Op, strings.Join(tail, ", "))
+	}
+	op := "Conv2D"
+	if strings.Contains(n.Op, "Depthwise") {
+		op = "DepthwiseConv2dNative"
+	}
+	full := b.conv2DTF(op, b.padded(x, g), w, [2]int64{1, 1}, g.d)
+	fd := dimsOf(full)
+	out := b.stridedSliceTF(full, []int64{0, 0, 0, 0}, []int64{fd[0], (yd[1]-1)*g.s[0] + 1, (yd[2]-1)*g.s[1] + 1, fd[3]},
+		[]int64{1, g.s[0], g.s[1], 1}, tensorType(y.Type.DType, yd))
+	for _, t := range tail {
+		switch t {
+		case "BiasAdd":
+			if len(n.Inputs) < 3 {
+				return d.errorf(n, "%s with fused_ops [BiasAdd] has %d inputs, want 3", n.Op, len(n.Inputs))
+			}
+			out = b.add("BiasAdd", out.Type, []*ir.Value{out, n.Inputs[2]}, ir.StringAttr("data_format", "NHWC"))
+		default:
+			out = b.unary(t, out)
+		}
+	}
+	return d.replace(n, out)
 }
 
 // softmaxXentTF is the softmax cross-entropy loss of TensorFlow logits
@@ -431,7 +506,10 @@ func fusedTail(c *gctx) (*ir.Value, error) {
 // transposed back where the operand was (unb: summed over the batch axes
 // the operand was broadcast along). The products are written without the
 // transpose attributes (TensorFlow.js 4.22's wasm backend gets
-// transpose_b wrong in _FusedMatMul).
+// transpose_b wrong in _FusedMatMul). The batch broadcast is TensorFlow's;
+// TensorFlow.js 4.22 computes a forward BatchMatMulV2 right only where
+// each operand's batch axes are a suffix of the product's after leading
+// 1s (builder.matmul broadcasts the gradient's operands first).
 func gradMatMulTF(c *gctx) error {
 	b := c.b
 	dy, err := fusedTail(c)
@@ -484,6 +562,9 @@ func gradMatMulTF(c *gctx) error {
 // negative (so the indices rise from first = Start + (Count−1)·Stride),
 // spread by |Stride| (upsampleAxis) and padded with zeros to x's size,
 // first before (a negative pad after crops the spread's trailing zeros).
+// This is TensorFlow's StridedSlice; TensorFlow.js 4.22 reads other
+// elements where a shrunk axis meets a stride other than 1 (both
+// backends), and there the gradient is not that of what it computes.
 func gradStridedSliceTF(c *gctx) error {
 	b := c.b
 	xd := dimsOf(c.x(0))
@@ -746,7 +827,7 @@ func gradConv2DTF(c *gctx) error {
 		return err
 	}
 	if g.s != [2]int64{1, 1} && g.d != [2]int64{1, 1} {
-		return c.errorf("no gradient for %s with both strides %v and dilations %v above 1 (TensorFlow.js's Conv2D needs one of them 1)", c.n.Op, g.s, g.d)
+		return c.errorf("no gradient for %s with both strides %v and dilations %v above 1 (TensorFlow.js's Conv2D needs one of them 1; prepare lowers such a node)", c.n.Op, g.s, g.d)
 	}
 	if c.wants(0) {
 		if g.d == [2]int64{1, 1} {
@@ -888,10 +969,7 @@ func gradMaxPoolTF(c *gctx) error {
 	zero := b.scalar(dt, 0)
 	for i := range kh {
 		for j := range kw {
-			win := b.add("StridedSlice", y.Type, []*ir.Value{xp,
-				b.ints(0, i, j, 0), b.ints(N, i+(P-1)*g.s[0]+1, j+(Q-1)*g.s[1]+1, C), b.ints(1, g.s[0], g.s[1], 1)},
-				tfType("Index", ir.Int32), ir.IntAttr("begin_mask", 0), ir.IntAttr("end_mask", 0),
-				ir.IntAttr("ellipsis_mask", 0), ir.IntAttr("new_axis_mask", 0), ir.IntAttr("shrink_axis_mask", 0))
+			win := b.stridedSliceTF(xp, []int64{0, i, j, 0}, []int64{N, i + (P-1)*g.s[0] + 1, j + (Q-1)*g.s[1] + 1, C}, []int64{1, g.s[0], g.s[1], 1}, y.Type)
 			eq := b.compare("Equal", win, y)
 			m := eq
 			if taken != nil {
