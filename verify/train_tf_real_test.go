@@ -29,7 +29,7 @@ import (
 // models, 10% on Meet, 50% on Selfie) and ±1 on 256 elements (few kinks,
 // a small change: 0.4% on Selfie, 0.7% on Meet, 2–5% on the others,
 // 18% on EfficientPose). The best of the two is 0.4–2.8% on the six
-// models. This checks the whole chain on real graphs; the per-op
+// models with a float image input (MoveNet, below: 0.01%). This checks the whole chain on real graphs; the per-op
 // gradient check (passes/autodiff
 // TestGradientsTF) is the precise one.
 //
