@@ -203,6 +203,8 @@ func (d *differ) prepare() error {
 			switch n.Op {
 			case "FusedBatchNorm", "FusedBatchNormV2", "FusedBatchNormV3":
 				err = d.lowerFusedBatchNormTF(n)
+			case "Conv2D", "_FusedConv2D", "DepthwiseConv2dNative", "FusedDepthwiseConv2dNative", "_FusedDepthwiseConv2dNative":
+				err = d.lowerStridedDilatedTF(n)
 			}
 		} else if n.Domain == "" || n.Domain == "ai.onnx" {
 			switch n.Op {

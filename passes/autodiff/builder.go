@@ -482,11 +482,26 @@ func (b *builder) concat(xs []*ir.Value, axis int64) *ir.Value {
 	return b.add("Concat", tensorType(xs[0].Type.DType, dims), xs, ir.IntAttr("axis", axis))
 }
 
-// matmul is MatMul with numpy semantics on inputs of rank ≥ 2.
+// matmul is MatMul with numpy semantics on inputs of rank ≥ 2. In the
+// TensorFlow form it is BatchMatMulV2 where either has batch axes
+// (TensorFlow's MatMul is 2-D), each operand whose batch axes differ from
+// the product's broadcast to them first: TensorFlow.js 4.22 indexes an
+// operand's flattened batch modulo its size, which is the broadcast only
+// when the operand's batch is a suffix of the product's.
 func (b *builder) matmul(x, y *ir.Value) *ir.Value {
 	xd, yd := dimsOf(x), dimsOf(y)
 	batch := broadcastDims(xd[:len(xd)-2], yd[:len(yd)-2])
 	out := append(batch, xd[len(xd)-2], yd[len(yd)-1])
+	if b.tf && len(out) > 2 {
+		full := func(v *ir.Value) *ir.Value {
+			d := dimsOf(v)
+			if slices.Equal(d[:len(d)-2], batch) {
+				return v
+			}
+			return b.expand(v, append(slices.Clone(batch), d[len(d)-2:]...))
+		}
+		return b.add("BatchMatMulV2", tensorType(x.Type.DType, out), []*ir.Value{full(x), full(y)}, ir.IntAttr("adj_x", 0), ir.IntAttr("adj_y", 0))
+	}
 	return b.add("MatMul", tensorType(x.Type.DType, out), []*ir.Value{x, y})
 }
 

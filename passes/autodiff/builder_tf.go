@@ -100,3 +100,11 @@ func (b *builder) tfPad(x *ir.Value, pads []int64, t ir.TensorType) *ir.Value {
 	}
 	return b.add("Pad", t, []*ir.Value{x, b.constant(int32Tensor([]int64{int64(r), 2}, pv...))}, tfType("Tpaddings", ir.Int32))
 }
+
+// stridedSliceTF is x[begin : end : strides] on every axis (a
+// StridedSlice without masks) of type t.
+func (b *builder) stridedSliceTF(x *ir.Value, begin, end, strides []int64, t ir.TensorType) *ir.Value {
+	return b.add("StridedSlice", t, []*ir.Value{x, b.ints(begin...), b.ints(end...), b.ints(strides...)},
+		tfType("Index", ir.Int32), ir.IntAttr("begin_mask", 0), ir.IntAttr("end_mask", 0),
+		ir.IntAttr("ellipsis_mask", 0), ir.IntAttr("new_axis_mask", 0), ir.IntAttr("shrink_axis_mask", 0))
+}

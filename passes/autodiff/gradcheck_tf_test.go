@@ -122,10 +122,40 @@ type tfCase struct {
 	lo, span map[string]float64
 	// ints fixes int32 inputs (labels).
 	ints map[string][]int64
+	// ref, when set, builds the graph the finite differences run instead
+	// of build's: the same function written in other ops (for an op
+	// TensorFlow.js cannot run, which Build lowers).
+	ref func(b *tfg) *ir.Graph
 }
 
 func tfConv(b *tfg, x, w *ir.Value, s, d int64, pad string, extra ...ir.Attr) *ir.Value {
 	return b.op("Conv2D", []*ir.Value{x, w}, append(window(s, d, pad), extra...)...)
+}
+
+// stridedSlice is a StridedSlice of x with int32 begin, end and strides
+// and the five masks (begin, end, ellipsis, new axis, shrink).
+func stridedSlice(b *tfg, x *ir.Value, begin, end, strides []int64, masks ...int64) *ir.Value {
+	attrs := []ir.Attr{tfType("Index", ir.Int32)}
+	for k, name := range []string{"begin_mask", "end_mask", "ellipsis_mask", "new_axis_mask", "shrink_axis_mask"} {
+		attrs = append(attrs, ir.IntAttr(name, masks[k]))
+	}
+	return b.op("StridedSlice", []*ir.Value{x, b.i32(begin...), b.i32(end...), b.i32(strides...)}, attrs...)
+}
+
+// dilatedFilter is w [kh, kw, C, O] with d − 1 zeros between its taps on
+// both spatial axes, [(kh−1)·d + 1, (kw−1)·d + 1, C, O]: a convolution by
+// it is the convolution by w with dilation d.
+func dilatedFilter(b *tfg, w *ir.Value, kh, kw, c, o, d int64) *ir.Value {
+	reshape := func(x *ir.Value, dims ...int64) *ir.Value {
+		return b.op("Reshape", []*ir.Value{x, b.i32(dims...)}, tfType("Tshape", ir.Int32))
+	}
+	pad := func(x *ir.Value, pads ...int64) *ir.Value {
+		return b.op("Pad", []*ir.Value{x, b.i32m([]int64{int64(len(pads) / 2), 2}, pads...)}, tfType("Tpaddings", ir.Int32))
+	}
+	t := pad(reshape(w, kh, 1, kw*c*o), 0, 0, 0, d-1, 0, 0)   // [kh, d, kw·C·O]
+	t = reshape(t, kh*d*kw, 1, c*o)                           // rows (i, r, j)
+	t = reshape(pad(t, 0, 0, 0, d-1, 0, 0), kh*d, kw*d, c, o) // [kh·d, kw·d, C, O]
+	return b.op("Slice", []*ir.Value{t, b.i32(0, 0, 0, 0), b.i32((kh-1)*d+1, (kw-1)*d+1, c, o)}, tfType("Index", ir.Int32))
 }
 
 func tfGradCases() []tfCase {
@@ -193,6 +223,26 @@ func tfGradCases() []tfCase {
 		{name: "Conv2D/dilated", wrt: "x,w", build: func(b *tfg) *ir.Graph {
 			return b.out(tfConv(b, b.in("x", 2, 7, 7, 2), b.in("w", 3, 3, 2, 3), 1, 2, "SAME"))
 		}},
+		// Strides and dilations both above 1: Build lowers the node
+		// (TensorFlow.js runs neither); the finite differences run the
+		// convolution by the explicitly dilated filter at stride 2.
+		{name: "Conv2D/SAME/s2/d2", wrt: "x,w", build: func(b *tfg) *ir.Graph {
+			return b.out(tfConv(b, b.in("x", 2, 9, 8, 2), b.in("w", 3, 2, 2, 3), 2, 2, "SAME"))
+		}, ref: func(b *tfg) *ir.Graph {
+			return b.out(tfConv(b, b.in("x", 2, 9, 8, 2), dilatedFilter(b, b.in("w", 3, 2, 2, 3), 3, 2, 2, 3, 2), 2, 1, "SAME"))
+		}},
+		{name: "_FusedConv2D/BiasAdd,Relu/VALID/s2/d3", wrt: "x,w,bias", build: func(b *tfg) *ir.Graph {
+			return b.out(b.op("_FusedConv2D", []*ir.Value{b.in("x", 1, 10, 9, 2), b.in("w", 2, 2, 2, 3), b.in("bias", 3)}, append(window(2, 3, "VALID"), fused("BiasAdd", "Relu")...)...))
+		}, ref: func(b *tfg) *ir.Graph {
+			w := dilatedFilter(b, b.in("w", 2, 2, 2, 3), 2, 2, 2, 3, 3)
+			return b.out(b.op("_FusedConv2D", []*ir.Value{b.in("x", 1, 10, 9, 2), w, b.in("bias", 3)}, append(window(2, 1, "VALID"), fused("BiasAdd", "Relu")...)...))
+		}},
+		{name: "DepthwiseConv2dNative/M2/SAME/s2/d2", wrt: "x,w", build: func(b *tfg) *ir.Graph {
+			return b.out(b.op("DepthwiseConv2dNative", []*ir.Value{b.in("x", 1, 9, 9, 2), b.in("w", 3, 3, 2, 2)}, window(2, 2, "SAME")...))
+		}, ref: func(b *tfg) *ir.Graph {
+			w := dilatedFilter(b, b.in("w", 3, 3, 2, 2), 3, 3, 2, 2, 2)
+			return b.out(b.op("DepthwiseConv2dNative", []*ir.Value{b.in("x", 1, 9, 9, 2), w}, window(2, 1, "SAME")...))
+		}},
 		{name: "_FusedConv2D/BiasAdd,Relu6", wrt: "x,w,bias", lo: map[string]float64{"x": -3}, span: map[string]float64{"x": 8}, build: func(b *tfg) *ir.Graph {
 			return b.out(b.op("_FusedConv2D", []*ir.Value{b.in("x", 2, 6, 6, 2), b.in("w", 3, 3, 2, 3), b.in("bias", 3)}, append(window(2, 1, "SAME"), fused("BiasAdd", "Relu6")...)...))
 		}},
@@ -213,6 +263,12 @@ func tfGradCases() []tfCase {
 		}},
 		{name: "DepthwiseConv2dNative/dilated", wrt: "x,w", build: func(b *tfg) *ir.Graph {
 			return b.out(b.op("DepthwiseConv2dNative", []*ir.Value{b.in("x", 1, 7, 7, 2), b.in("w", 3, 3, 2, 1)}, window(1, 2, "SAME")...))
+		}},
+		{name: "DepthwiseConv2dNative/M3/SAME/s2", wrt: "x,w", build: func(b *tfg) *ir.Graph {
+			return b.out(b.op("DepthwiseConv2dNative", []*ir.Value{b.in("x", 2, 7, 6, 2), b.in("w", 3, 3, 2, 3)}, window(2, 1, "SAME")...))
+		}},
+		{name: "DepthwiseConv2dNative/M2/dilated", wrt: "x,w", build: func(b *tfg) *ir.Graph {
+			return b.out(b.op("DepthwiseConv2dNative", []*ir.Value{b.in("x", 1, 7, 7, 3), b.in("w", 3, 2, 3, 2)}, window(1, 2, "VALID")...))
 		}},
 		{name: "FusedDepthwiseConv2dNative/BiasAdd,Relu", wrt: "x,w,bias", build: func(b *tfg) *ir.Graph {
 			return b.out(b.op("FusedDepthwiseConv2dNative", []*ir.Value{b.in("x", 2, 6, 6, 2), b.in("w", 3, 3, 2, 1), b.in("bias", 2)}, append(window(1, 1, "SAME"), fused("BiasAdd", "Relu")...)...))
@@ -262,6 +318,64 @@ func tfGradCases() []tfCase {
 				nhwc(), tfType("U", ir.Float32), ir.FloatAttr("epsilon", 1e-3), ir.IntAttr("is_training", 0))
 			return b.out(outs[0])
 		}},
+		{name: "GatherNd/slices/dup", wrt: "x", build: func(b *tfg) *ir.Graph {
+			// Rows (0, 1) twice: the gradient there is the sum of both reads.
+			idx := b.i32m([]int64{4, 2}, 0, 1, 2, 1, 0, 1, 1, 0)
+			return b.out(b.op("GatherNd", []*ir.Value{b.in("x", 3, 2, 2), idx}, tfType("Tparams", ir.Float32), tfType("Tindices", ir.Int32)))
+		}},
+		{name: "GatherNd/elements/dup", wrt: "x", build: func(b *tfg) *ir.Graph {
+			// Element (0, 0, 1) three times, (2, 1, 0) twice.
+			idx := b.i32m([]int64{2, 3, 3}, 0, 0, 1, 2, 1, 0, 1, 1, 1, 0, 0, 1, 0, 0, 1, 2, 1, 0)
+			return b.out(b.op("GatherNd", []*ir.Value{b.in("x", 3, 2, 2), idx}, tfType("Tparams", ir.Float32), tfType("Tindices", ir.Int32)))
+		}},
+		{name: "Pack/Unpack", wrt: "a,b,x", build: func(b *tfg) *ir.Graph {
+			a, bb, x := b.in("a", 2, 3), b.in("b", 2, 3), b.in("x", 2, 3, 4)
+			p := b.op("Pack", []*ir.Value{a, bb}, ir.IntAttr("N", 2), ir.IntAttr("axis", 1))
+			// Two of x's four slices along the last axis reach the output.
+			u := b.opN("Unpack", 4, []*ir.Value{x}, ir.IntAttr("num", 4), ir.IntAttr("axis", -1))
+			q := b.op("Pack", []*ir.Value{u[3], u[1]}, ir.IntAttr("N", 2), ir.IntAttr("axis", -1))
+			return b.out(b.op("Mul", []*ir.Value{p, b.op("Transpose", []*ir.Value{q, b.i32(0, 2, 1)}, tfType("Tperm", ir.Int32))}))
+		}},
+		{name: "Maximum/Minimum/bcast", wrt: "a,b", build: func(b *tfg) *ir.Graph {
+			a, bb := b.in("a", 2, 3, 4), b.in("b", 3, 1)
+			mx := b.op("Maximum", []*ir.Value{a, bb})
+			return b.out(b.op("Minimum", []*ir.Value{bb, b.op("Mul", []*ir.Value{mx, a})}))
+		}},
+		{name: "Prelu", wrt: "x,alpha", lo: map[string]float64{"alpha": 0.1}, span: map[string]float64{"alpha": 0.5}, build: func(b *tfg) *ir.Graph {
+			return b.out(b.op("Prelu", []*ir.Value{b.in("x", 2, 3, 4), b.in("alpha", 4)}))
+		}},
+		// TensorFlow.js 4.22 broadcasts batch axes right only where each
+		// operand's batch is a suffix of the output's batch after its
+		// leading 1s (it indexes the flattened batch modulo each
+		// operand's): a [1, 3] against [2, 3] is right, [2, 1] against
+		// [3] is not, so the cases broadcast the leading axes.
+		{name: "BatchMatMulV2/adj_x/bcast", wrt: "a,w", build: func(b *tfg) *ir.Graph {
+			return b.out(b.op("BatchMatMulV2", []*ir.Value{b.in("a", 1, 3, 3, 4), b.in("w", 2, 3, 3, 5)}, ir.IntAttr("adj_x", 1), ir.IntAttr("adj_y", 0)))
+		}},
+		{name: "BatchMatMulV2/adj_y/bcast", wrt: "a,w", build: func(b *tfg) *ir.Graph {
+			return b.out(b.op("BatchMatMulV2", []*ir.Value{b.in("a", 3, 2, 4), b.in("w", 5, 4)}, ir.IntAttr("adj_x", 0), ir.IntAttr("adj_y", 1)))
+		}},
+		{name: "StridedSlice/masks/strides", wrt: "x", build: func(b *tfg) *ir.Graph {
+			// x[1:3, ::2, 5::-2] (axis 1 begin and end masked, axis 2 end
+			// masked, a negative stride).
+			return b.out(stridedSlice(b, b.in("x", 4, 5, 6), []int64{1, 7, -1}, []int64{3, 0, 0}, []int64{1, 2, -2}, 2, 6, 0, 0, 0))
+		}},
+		{name: "StridedSlice/ellipsis/new/shrink", wrt: "x", build: func(b *tfg) *ir.Graph {
+			// x[..., newaxis, 2]: [3, 4, 1].
+			return b.out(stridedSlice(b, b.in("x", 3, 4, 5), []int64{0, 0, 2}, []int64{0, 0, 3}, []int64{1, 1, 1}, 0, 0, 1, 2, 4))
+		}},
+		// TensorFlow.js 4.22 reads other elements than TensorFlow where a
+		// shrunk axis meets a stride other than 1 (x[0:3:2, 2] on [3, 7, 4]
+		// reads x[0, 0, 2:6] first, both backends), so the shrinking cases
+		// keep strides 1.
+		{name: "StridedSlice/shrink/negative", wrt: "x", build: func(b *tfg) *ir.Graph {
+			// x[1:, -2] on [3, 7, 4]: [2, 4].
+			return b.out(stridedSlice(b, b.in("x", 3, 7, 4), []int64{1, -2}, []int64{0, -1}, []int64{1, 1}, 0, 1, 0, 0, 2))
+		}},
+		{name: "StridedSlice/stride3/negative-begin", wrt: "x", build: func(b *tfg) *ir.Graph {
+			// x[:, 1:6:3, -3:] on [3, 7, 4]: [3, 2, 3].
+			return b.out(stridedSlice(b, b.in("x", 3, 7, 4), []int64{0, 1, -3}, []int64{3, 6, 0}, []int64{1, 3, 1}, 0, 4, 0, 0, 0))
+		}},
 		{name: "loss/sum", wrt: "x", loss: "sum", build: func(b *tfg) *ir.Graph {
 			x := b.in("x", 2, 3)
 			return b.out(b.op("Mul", []*ir.Value{x, x}))
@@ -307,6 +421,9 @@ func checkTF(t *testing.T, dir string, backend tfjs.Backend, c tfCase, edit func
 	}
 	opts := Options{Loss: l, Trainable: strings.Split(c.wrt, ",")}
 	tg, fg := c.build(newTFG()), c.build(newTFG())
+	if c.ref != nil {
+		fg = c.ref(newTFG())
+	}
 	if err := Build(tg, opts); err != nil {
 		return nil, fmt.Errorf("Build: %w", err)
 	}
@@ -452,47 +569,79 @@ func TestGradientsTF(t *testing.T) {
 	}
 	// The ops of the zoo's TensorFlow graphs each have a case.
 	for _, op := range []string{"Conv2D", "_FusedConv2D", "DepthwiseConv2dNative", "FusedDepthwiseConv2dNative", "FusedBatchNormV3",
-		"Relu", "Relu6", "AddV2", "MaxPool", "Mean", "Reshape", "MatMul", "_FusedMatMul", "PadV2", "BiasAdd", "ConcatV2", "Slice", "Conv2DBackpropInput", "LRN", "AvgPool"} {
+		"Relu", "Relu6", "AddV2", "MaxPool", "Mean", "Reshape", "MatMul", "_FusedMatMul", "PadV2", "BiasAdd", "ConcatV2", "Slice", "Conv2DBackpropInput", "LRN", "AvgPool",
+		"GatherNd", "Pack", "Unpack", "StridedSlice", "Maximum", "Minimum", "Prelu", "BatchMatMulV2"} {
 		if !covered[op] {
 			t.Errorf("no gradient check case for %s", op)
 		}
 	}
 }
 
-// TestWrongGradientFailsTF: the check catches a wrong gradient: the
-// training graph's filter gradient of a convolution scaled by 1.1.
+// TestWrongGradientFailsTF: the check catches a wrong gradient: for one
+// case of each kind of rule, the training graph's gradient of one input
+// scaled by a factor (1.1 where the gradients are large against the
+// absolute tolerance, 5e-3; 1.5 on the small cases, whose gradients are
+// near 0.05).
 func TestWrongGradientFailsTF(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs TensorFlow.js; skipped in -short mode")
 	}
 	dir := testmodels.RequireTFJS(t)
-	var c tfCase
+	type mutation struct {
+		input  string // whose gradient is scaled
+		factor float64
+	}
+	wrong := map[string]mutation{
+		"Conv2D/SAME/s2/odd":               {"w", 1.1},
+		"GatherNd/slices/dup":              {"x", 1.5},
+		"Pack/Unpack":                      {"x", 1.5},
+		"Conv2D/SAME/s2/d2":                {"w", 1.1},
+		"DepthwiseConv2dNative/M3/SAME/s2": {"w", 1.1},
+		"StridedSlice/masks/strides":       {"x", 1.5},
+		"Maximum/Minimum/bcast":            {"b", 1.5},
+		"Prelu":                            {"alpha", 1.5},
+		"BatchMatMulV2/adj_x/bcast":        {"w", 1.5},
+	}
+	cases := map[string]tfCase{}
 	for _, k := range tfGradCases() {
-		if k.name == "Conv2D/SAME/s2/odd" {
-			c = k
-		}
+		cases[k.name] = k
 	}
-	r, err := checkTF(t, dir, tfjs.WASM, c, func(g *ir.Graph) {
-		for i, o := range g.Outputs {
-			if o.Name != "w_grad" {
-				continue
-			}
-			o.Name = "w_grad_right"
-			if o.Def != nil {
-				o.Def.Name = o.Name
-			}
-			b := newBuilder(g, 0)
-			b.tf = true
-			g.Outputs[i] = b.identity(b.scale(o, 1.1), "w_grad")
-			return
-		}
-		t.Fatal("no w_grad output")
-	})
-	if err != nil {
-		t.Fatal(err)
+	var names []string
+	for name := range wrong {
+		names = append(names, name)
 	}
-	if len(r.mismatches) == 0 {
-		t.Fatalf("a filter gradient 10%% off passed the check (worst %.3f of the tolerance)", r.worst)
+	slices.Sort(names)
+	for _, name := range names {
+		c, ok := cases[name]
+		if !ok {
+			t.Fatalf("no case %s", name)
+		}
+		m := wrong[name]
+		grad := m.input + "_grad"
+		t.Run(name, func(t *testing.T) {
+			r, err := checkTF(t, dir, tfjs.WASM, c, func(g *ir.Graph) {
+				for i, o := range g.Outputs {
+					if o.Name != grad {
+						continue
+					}
+					o.Name = grad + "_right"
+					if o.Def != nil {
+						o.Def.Name = o.Name
+					}
+					b := newBuilder(g, 0)
+					b.tf = true
+					g.Outputs[i] = b.identity(b.scale(o, m.factor), grad)
+					return
+				}
+				t.Fatalf("no %s output", grad)
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(r.mismatches) == 0 {
+				t.Fatalf("%s scaled by %g passed the check (worst %.3f of the tolerance)", grad, m.factor, r.worst)
+			}
+		})
 	}
 }
 

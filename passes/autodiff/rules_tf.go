@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/remat-compile/remat/ir"
+	"github.com/remat-compile/remat/passes/shapes"
 )
 
 // TensorFlow graphs. A graph whose nodes are all TensorFlow ops
@@ -31,6 +32,19 @@ import (
 //	ResizeBilinear, …Nearest…  the transposed interpolation matrices, MatMul
 //	FusedBatchNormV3           written out in training semantics (batch
 //	                           statistics) in Mean, Sub, Mul, Sqrt, … first
+//	Conv with strides and      written out first as the stride-1 dilated
+//	dilations both above 1     convolution and a StridedSlice (TensorFlow.js
+//	                           runs neither form; lowerStridedDilatedTF)
+//	Depthwise multiplier M     filter laid out [kh, kw, C·M, 1]; dx summed
+//	                           over M, dw from x's channels repeated M times
+//	GatherNd                   ScatterNd of dy at the indices (duplicates add)
+//	StridedSlice               dy reversed (negative strides), spread by the
+//	                           strides (upsampleAxis) and padded
+//	Pack, Unpack               Slice and Reshape; Pack
+//	Maximum, Minimum           dy to the operand that is the result, ties to
+//	                           the first (TensorFlow's convention)
+//	BatchMatMulV2              MatMul's rule, batch axes summed back where
+//	                           an operand was broadcast
 //
 // An op on an active path without a rule here is a *NoGradientError that
 // names it, as for ONNX.
@@ -88,21 +102,29 @@ var tfRules = map[string]*rule{
 	"Softmax":    {grad: gradSoftmaxTF},
 	"LogSoftmax": {grad: gradLogSoftmaxTF},
 	"BiasAdd":    {grad: gradBiasAddTF},
+	"Maximum":    {grad: gradMaxMinTF},
+	"Minimum":    {grad: gradMaxMinTF},
+	"Prelu":      {grad: gradPRelu},
 
-	"Sum":         {in: []int{0}, grad: gradReduceTF},
-	"Mean":        {in: []int{0}, grad: gradReduceTF},
-	"Reshape":     {in: []int{0}, grad: gradReshape},
-	"Squeeze":     {in: []int{0}, grad: gradReshape},
-	"ExpandDims":  {in: []int{0}, grad: gradReshape},
-	"Transpose":   {in: []int{0}, grad: gradTransposeTF},
-	"ConcatV2":    {grad: gradConcatTF},
-	"Slice":       {in: []int{0}, grad: gradSliceTF},
-	"Pad":         {in: []int{0}, grad: gradPadTF},
-	"PadV2":       {in: []int{0}, grad: gradPadTF},
-	"BroadcastTo": {in: []int{0}, grad: gradExpand},
+	"Sum":          {in: []int{0}, grad: gradReduceTF},
+	"Mean":         {in: []int{0}, grad: gradReduceTF},
+	"Reshape":      {in: []int{0}, grad: gradReshape},
+	"Squeeze":      {in: []int{0}, grad: gradReshape},
+	"ExpandDims":   {in: []int{0}, grad: gradReshape},
+	"Transpose":    {in: []int{0}, grad: gradTransposeTF},
+	"ConcatV2":     {grad: gradConcatTF},
+	"Slice":        {in: []int{0}, grad: gradSliceTF},
+	"Pad":          {in: []int{0}, grad: gradPadTF},
+	"PadV2":        {in: []int{0}, grad: gradPadTF},
+	"BroadcastTo":  {in: []int{0}, grad: gradExpand},
+	"GatherNd":     {in: []int{0}, grad: gradGatherNdTF},
+	"StridedSlice": {in: []int{0}, grad: gradStridedSliceTF},
+	"Pack":         {grad: gradPackTF},
+	"Unpack":       {grad: gradUnpackTF},
 
 	"MatMul":                      {grad: gradMatMulTF},
 	"_FusedMatMul":                {grad: gradMatMulTF},
+	"BatchMatMulV2":               {grad: gradMatMulTF},
 	"Conv2D":                      {grad: gradConv2DTF},
 	"_FusedConv2D":                {grad: gradConv2DTF},
 	"DepthwiseConv2dNative":       {grad: gradDepthwiseTF},
@@ -134,6 +156,68 @@ func (d *differ) lowerFusedBatchNormTF(n *ir.Node) error {
 	xh := d.normalize(x, []int64{0, 1, 2}, eps)
 	y := b.addv(b.mul(xh, n.Inputs[1]), n.Inputs[2])
 	return d.replace(n, y)
+}
+
+// lowerStridedDilatedTF writes a convolution (Conv2D, DepthwiseConv2dNative
+// and their fused forms) with both strides and dilations above 1, which
+// TensorFlow.js does not run, as the same convolution at stride 1: x
+// padded by the node's pads, a VALID convolution with the dilations, then
+// every s-th row and column (StridedSlice), then the fused tail (BiasAdd,
+// Relu or Relu6) as ops of its own:
+//
+//	y[n, p, q, o] = Σ_{i,j,c} xpad[n, p·s + i·d, q·s + j·d, c]·w[i, j, c, o]
+//	              = full[n, p·s, q·s, o]  with full the stride-1 result.
+//
+// It computes s² times the outputs; the gradients then follow from the
+// rules of those ops. Other nodes are left alone.
+func (d *differ) lowerStridedDilatedTF(n *ir.Node) error {
+	st, ok1 := n.AttrInts("strides")
+	dl, ok2 := n.AttrInts("dilations")
+	if !ok1 || !ok2 || len(st) != 4 || len(dl) != 4 || (st[1] == 1 && st[2] == 1) || (dl[1] == 1 && dl[2] == 1) {
+		return nil
+	}
+	b := d.b
+	c := &gctx{d: d, b: b, n: n}
+	x, w, y := n.Inputs[0], n.Inputs[1], n.Outputs[0]
+	xd, wd, yd := dimsOf(x), dimsOf(w), dimsOf(y)
+	if len(xd) != 4 || len(wd) != 4 || len(yd) != 4 {
+		return d.errorf(n, "the training graph needs static 4-D operands for %s with strides %v and dilations %v", n.Op, st, dl)
+	}
+	g, err := tfGeometry(c, x, y, [2]int64{wd[0], wd[1]})
+	if err != nil {
+		return err
+	}
+	var tail []string
+	if a := n.Attr("fused_ops"); a != nil {
+		for _, s := range a.Strs {
+			tail = append(tail, string(s))
+		}
+	}
+	switch strings.Join(tail, ",") {
+	case "", "BiasAdd", "BiasAdd,Relu", "BiasAdd,Relu6":
+	default:
+		return d.errorf(n, "no gradient for %s with fused_ops [%s]: the training graph supports BiasAdd, optionally followed by Relu or Relu6", n.Op, strings.Join(tail, ", "))
+	}
+	op := "Conv2D"
+	if strings.Contains(n.Op, "Depthwise") {
+		op = "DepthwiseConv2dNative"
+	}
+	full := b.conv2DTF(op, b.padded(x, g), w, [2]int64{1, 1}, g.d)
+	fd := dimsOf(full)
+	out := b.stridedSliceTF(full, []int64{0, 0, 0, 0}, []int64{fd[0], (yd[1]-1)*g.s[0] + 1, (yd[2]-1)*g.s[1] + 1, fd[3]},
+		[]int64{1, g.s[0], g.s[1], 1}, tensorType(y.Type.DType, yd))
+	for _, t := range tail {
+		switch t {
+		case "BiasAdd":
+			if len(n.Inputs) < 3 {
+				return d.errorf(n, "%s with fused_ops [BiasAdd] has %d inputs, want 3", n.Op, len(n.Inputs))
+			}
+			out = b.add("BiasAdd", out.Type, []*ir.Value{out, n.Inputs[2]}, ir.StringAttr("data_format", "NHWC"))
+		default:
+			out = b.unary(t, out)
+		}
+	}
+	return d.replace(n, out)
 }
 
 // softmaxXentTF is the softmax cross-entropy loss of TensorFlow logits
@@ -176,6 +260,29 @@ func gradRsqrtTF(c *gctx) error {
 // gradSquareTF: y = x²; dx = 2·dy·x.
 func gradSquareTF(c *gctx) error {
 	c.set(0, c.b.mul(c.b.scale(c.dy[0], 2), c.x(0)))
+	return nil
+}
+
+// gradMaxMinTF: y = max(a, b) (Maximum) or min(a, b) (Minimum),
+// broadcasting; the gradient goes to the operand that is the result, and
+// on a tie to a, the first (TensorFlow's convention): da = unb(dy·1[a ≥ b])
+// (1[a ≤ b] for Minimum), db = unb(dy·1[¬(a ≥ b)]).
+func gradMaxMinTF(c *gctx) error {
+	b := c.b
+	x, w := c.x(0), c.x(1)
+	cmp := "GreaterOrEqual"
+	if c.n.Op == "Minimum" {
+		cmp = "LessOrEqual"
+	}
+	dy := c.dy[0]
+	first := b.compare(cmp, x, w) // y's shape
+	zero := b.scalar(c.dt(), 0)
+	if c.wants(0) {
+		c.set(0, b.unbroadcast(b.where(first, dy, zero), dimsOf(x)))
+	}
+	if c.wants(1) {
+		c.set(1, b.unbroadcast(b.where(first, zero, dy), dimsOf(w)))
+	}
 	return nil
 }
 
@@ -393,11 +500,16 @@ func fusedTail(c *gctx) (*ir.Value, error) {
 // ---- matrix products ----
 
 // gradMatMulTF: y = op(a)·op(b) (op: the transpose_a / transpose_b
-// attributes), with a fused bias tail for _FusedMatMul;
-// d op(a) = dy·op(b)ᵀ, d op(b) = op(a)ᵀ·dy, transposed back where the
-// operand was. The products are written without the transpose
-// attributes (TensorFlow.js 4.22's wasm backend gets transpose_b wrong
-// in _FusedMatMul).
+// attributes of MatMul, adj_x / adj_y of BatchMatMulV2, whose batch axes
+// broadcast), with a fused bias tail for _FusedMatMul;
+// d op(a) = unb(dy·op(b)ᵀ, op(a)), d op(b) = unb(op(a)ᵀ·dy, op(b)),
+// transposed back where the operand was (unb: summed over the batch axes
+// the operand was broadcast along). The products are written without the
+// transpose attributes (TensorFlow.js 4.22's wasm backend gets
+// transpose_b wrong in _FusedMatMul). The batch broadcast is TensorFlow's;
+// TensorFlow.js 4.22 computes a forward BatchMatMulV2 right only where
+// each operand's batch axes are a suffix of the product's after leading
+// 1s (builder.matmul broadcasts the gradient's operands first).
 func gradMatMulTF(c *gctx) error {
 	b := c.b
 	dy, err := fusedTail(c)
@@ -405,9 +517,13 @@ func gradMatMulTF(c *gctx) error {
 		return err
 	}
 	x, w := c.x(0), c.x(1)
-	ta, tb := c.n.AttrInt("transpose_a", 0) != 0, c.n.AttrInt("transpose_b", 0) != 0
-	if len(dimsOf(x)) != 2 || len(dimsOf(w)) != 2 {
-		return c.errorf("the gradient of %s supports 2-D operands only", c.n.Op)
+	attrA, attrB := "transpose_a", "transpose_b"
+	if strings.HasPrefix(c.n.Op, "BatchMatMul") {
+		attrA, attrB = "adj_x", "adj_y"
+	}
+	ta, tb := c.n.AttrInt(attrA, 0) != 0, c.n.AttrInt(attrB, 0) != 0
+	if len(dimsOf(x)) < 2 || len(dimsOf(w)) < 2 || (c.n.Op != "BatchMatMulV2" && (len(dimsOf(x)) != 2 || len(dimsOf(w)) != 2)) {
+		return c.errorf("the gradient of %s needs 2-D operands (BatchMatMulV2: rank 2 or more)", c.n.Op)
 	}
 	// opT(v, t) is op(v)ᵀ: v itself when op transposes it.
 	opT := func(v *ir.Value, t bool) *ir.Value {
@@ -416,20 +532,128 @@ func gradMatMulTF(c *gctx) error {
 		}
 		return b.swapLast(v)
 	}
-	if c.wants(0) {
-		g := b.matmul(dy, opT(w, tb)) // d op(a)
-		if ta {
+	// back is the gradient g of op(v) as v's: summed to op(v)'s shape,
+	// transposed back when op transposes.
+	back := func(g, v *ir.Value, t bool) *ir.Value {
+		vd := slices.Clone(dimsOf(v))
+		r := len(vd)
+		if t {
+			vd[r-2], vd[r-1] = vd[r-1], vd[r-2]
+		}
+		g = b.unbroadcast(g, vd)
+		if t {
 			g = b.swapLast(g)
 		}
-		c.set(0, g)
+		return g
+	}
+	if c.wants(0) {
+		c.set(0, back(b.matmul(dy, opT(w, tb)), x, ta))
 	}
 	if c.wants(1) {
-		g := b.matmul(opT(x, ta), dy) // d op(b)
-		if tb {
-			g = b.swapLast(g)
-		}
-		c.set(1, g)
+		c.set(1, back(b.matmul(opT(x, ta), dy), w, tb))
 	}
+	return nil
+}
+
+// gradStridedSliceTF: y = x read along each axis a at Count_a indices
+// Start_a + k·Stride_a (shapes.ResolveStridedSlice resolves the masks:
+// shrunk axes read one index and drop, new axes add a 1); dx is dy
+// reshaped to the counts and, on each axis, reversed where the stride is
+// negative (so the indices rise from first = Start + (Count−1)·Stride),
+// spread by |Stride| (upsampleAxis) and padded with zeros to x's size,
+// first before (a negative pad after crops the spread's trailing zeros).
+// This is TensorFlow's StridedSlice; TensorFlow.js 4.22 reads other
+// elements where a shrunk axis meets a stride other than 1 (both
+// backends), and there the gradient is not that of what it computes.
+func gradStridedSliceTF(c *gctx) error {
+	b := c.b
+	xd := dimsOf(c.x(0))
+	axes, err := shapes.ResolveStridedSlice(c.n, xd)
+	if err != nil {
+		return c.errorf("the gradient of StridedSlice needs a static spec: %v", err)
+	}
+	counts := make([]int64, len(xd))
+	for a, ax := range axes {
+		counts[a] = ax.Count
+	}
+	if prod(counts) == 0 {
+		c.set(0, b.zeros(c.dt(), xd))
+		return nil
+	}
+	g := b.reshape(c.dy[0], counts)
+	pads := make([]int64, 2*len(xd))
+	for a, ax := range axes {
+		first, s := ax.Start, ax.Stride
+		if s < 0 {
+			if ax.Count > 1 {
+				g = b.add("ReverseV2", g.Type, []*ir.Value{g, b.ints(int64(a))}, tfType("Tidx", ir.Int32))
+			}
+			first, s = ax.Start+(ax.Count-1)*s, -s
+		}
+		if ax.Count == 1 {
+			s = 1
+		}
+		g = b.upsampleAxis(g, a, s)
+		pads[a], pads[len(xd)+a] = first, xd[a]-first-ax.Count*s
+	}
+	c.set(0, b.pad(g, pads))
+	return nil
+}
+
+// gradGatherNdTF: y[i…] = params[indices[i…, 0], …, indices[i…, K−1], …]
+// (K the indices' last axis); dparams = ScatterNd(indices, dy,
+// |params|): each slice of dy added at the position it was read from, the
+// contributions of equal indices summed (TensorFlow.js's ScatterNd adds
+// duplicates, as TensorFlow's does). TensorFlow's GatherNd takes
+// in-range indices only, so no negative index needs resolving.
+func gradGatherNdTF(c *gctx) error {
+	idx := c.x(1)
+	if dt := idx.Type.DType; dt != ir.Int32 && dt != ir.Int64 {
+		return c.errorf("the gradient of GatherNd needs int32 or int64 indices, not %v", dt)
+	}
+	pd := dimsOf(c.x(0))
+	shape := c.b.ints(pd...)
+	c.set(0, c.b.add("ScatterNd", c.x(0).Type, []*ir.Value{idx, c.dy[0], shape},
+		tfType("T", c.dt()), tfType("Tindices", idx.Type.DType)))
+	return nil
+}
+
+// packAxis is the axis attribute of Pack or Unpack resolved against the
+// packed tensor's rank r.
+func packAxis(c *gctx, r int) int64 {
+	axis := c.n.AttrInt("axis", 0)
+	if axis < 0 {
+		axis += int64(r)
+	}
+	return axis
+}
+
+// gradPackTF: y = stack(x₀, …, x_{N−1}) along a new axis a; dxᵢ =
+// dy[…, i, …] along a, that axis dropped (a Slice and a Reshape).
+func gradPackTF(c *gctx) error {
+	axis := packAxis(c, len(dimsOf(c.y(0))))
+	for i, x := range c.n.Inputs {
+		if c.wants(i) {
+			c.set(i, c.b.reshape(c.b.slice(c.dy[0], []int64{int64(i)}, []int64{int64(i) + 1}, []int64{axis}), dimsOf(x)))
+		}
+	}
+	return nil
+}
+
+// gradUnpackTF: (y₀, …, y_{N−1}) = x split along axis a into its N
+// slices, that axis dropped; dx = stack(dy₀, …, dy_{N−1}) along a (Pack),
+// zeros for outputs without a gradient.
+func gradUnpackTF(c *gctx) error {
+	x := c.x(0)
+	axis := packAxis(c, len(dimsOf(x)))
+	parts := make([]*ir.Value, len(c.n.Outputs))
+	for i := range c.n.Outputs {
+		if c.y(i) == nil {
+			return c.errorf("the gradient of Unpack needs every output")
+		}
+		parts[i] = c.dyOrZero(i)
+	}
+	c.set(0, c.b.add("Pack", x.Type, parts, ir.IntAttr("N", int64(len(parts))), ir.IntAttr("axis", axis)))
 	return nil
 }
 
@@ -538,23 +762,23 @@ func (b *builder) convFilterGradTF(in, dout *ir.Value, g *tfGeom) *ir.Value {
 }
 
 // upsampleTF spreads dy [N, P, Q, C] to [N, P·sh, Q·sw, C] with dy[n, p,
-// q, c] at (p·sh, q·sw) and zeros between: reshape, pad the new axis,
-// reshape, once per spatial axis (all rank 4).
+// q, c] at (p·sh, q·sw) and zeros between.
 func (b *builder) upsampleTF(dy *ir.Value, s [2]int64) *ir.Value {
-	d := dimsOf(dy)
-	N, P, Q, C := d[0], d[1], d[2], d[3]
-	if s[1] > 1 {
-		t := b.reshape(dy, []int64{N * P, Q, 1, C})
-		t = b.pad(t, []int64{0, 0, 0, 0, 0, 0, s[1] - 1, 0})
-		dy = b.reshape(t, []int64{N, P, Q * s[1], C})
-		Q *= s[1]
+	return b.upsampleAxis(b.upsampleAxis(dy, 2, s[1]), 1, s[0])
+}
+
+// upsampleAxis spreads x along axis a by s: element k goes to k·s, with
+// s − 1 zeros after each (reshape, pad a new axis, reshape).
+func (b *builder) upsampleAxis(x *ir.Value, a int, s int64) *ir.Value {
+	if s <= 1 {
+		return x
 	}
-	if s[0] > 1 {
-		t := b.reshape(dy, []int64{N, P, 1, Q * C})
-		t = b.pad(t, []int64{0, 0, 0, 0, 0, 0, s[0] - 1, 0})
-		dy = b.reshape(t, []int64{N, P * s[0], Q, C})
-	}
-	return dy
+	d := dimsOf(x)
+	pre, post := prod(d[:a]), prod(d[a+1:])
+	t := b.pad(b.reshape(x, []int64{pre, d[a], 1, post}), []int64{0, 0, 0, 0, 0, 0, s - 1, 0})
+	out := slices.Clone(d)
+	out[a] *= s
+	return b.reshape(t, out)
 }
 
 // reverseHW reverses a filter [kh, kw, …] along its two spatial axes.
@@ -603,7 +827,7 @@ func gradConv2DTF(c *gctx) error {
 		return err
 	}
 	if g.s != [2]int64{1, 1} && g.d != [2]int64{1, 1} {
-		return c.errorf("no gradient for %s with both strides %v and dilations %v above 1 (TensorFlow.js's Conv2D needs one of them 1)", c.n.Op, g.s, g.d)
+		return c.errorf("no gradient for %s with both strides %v and dilations %v above 1 (TensorFlow.js's Conv2D needs one of them 1; prepare lowers such a node)", c.n.Op, g.s, g.d)
 	}
 	if c.wants(0) {
 		if g.d == [2]int64{1, 1} {
@@ -620,16 +844,19 @@ func gradConv2DTF(c *gctx) error {
 	return nil
 }
 
-// gradDepthwiseTF: y = DepthwiseConv2dNative(x, w) with w [kh, kw, C, 1]
-// (channel multiplier 1; the fused forms then the fused tail).
+// gradDepthwiseTF: y = DepthwiseConv2dNative(x, w) with w [kh, kw, C, M]
+// (channel multiplier M: output channel c·M + m reads input channel c
+// with filter w[·, ·, c, m]; the fused forms then the fused tail).
 //
 //	dx = DepthwiseConv2dNative of dy upsampled by the strides, with w
-//	     reversed (transposedConvTF);
-//	dw[i, j, c] = Σ_{n,p,q} xpad[n, p·s + i·d, q·s + j·d, c]·dy[n, p, q, c]:
-//	     a VALID DepthwiseConv2dNative of xpad laid out [1, Hp, Wp, N·C]
-//	     by dy laid out [P, Q, N·C, 1] with strides d and dilations s,
-//	     [1, kh', kw', N·C], reshaped to [kh', kw', N, C], summed over N
-//	     and cut to kh × kw.
+//	     reversed and laid out [kh, kw, C·M, 1] (transposedConvTF),
+//	     [N, H, W, C·M], reshaped to [N, H, W, C, M] and summed over M;
+//	dw[i, j, c, m] = Σ_{n,p,q} xpad[n, p·s + i·d, q·s + j·d, c]·dy[n, p, q, c·M + m]:
+//	     with x's channels repeated M times (x' [N, H, W, C·M], x'[…, c·M
+//	     + m] = x[…, c]), a VALID DepthwiseConv2dNative of x'pad laid out
+//	     [1, Hp, Wp, N·C·M] by dy laid out [P, Q, N·C·M, 1] with strides
+//	     d and dilations s, [1, kh', kw', N·C·M], reshaped to [kh', kw',
+//	     N, C·M], summed over N, cut to kh × kw and reshaped to w's shape.
 func gradDepthwiseTF(c *gctx) error {
 	b := c.b
 	dy, err := fusedTail(c)
@@ -638,29 +865,37 @@ func gradDepthwiseTF(c *gctx) error {
 	}
 	x, w, y := c.x(0), c.x(1), c.y(0)
 	wd := dimsOf(w)
-	if wd[3] != 1 {
-		return c.errorf("no gradient for %s with channel multiplier %d: the training graph supports multiplier 1", c.n.Op, wd[3])
-	}
 	g, err := tfGeometry(c, x, y, [2]int64{wd[0], wd[1]})
 	if err != nil {
 		return err
 	}
 	if g.s != [2]int64{1, 1} && g.d != [2]int64{1, 1} {
-		return c.errorf("no gradient for %s with both strides %v and dilations %v above 1 (TensorFlow.js's depthwise convolution needs one of them 1)", c.n.Op, g.s, g.d)
+		return c.errorf("no gradient for %s with both strides %v and dilations %v above 1 (TensorFlow.js's depthwise convolution needs one of them 1; prepare lowers such a node)", c.n.Op, g.s, g.d)
 	}
+	xd := dimsOf(x)
+	N, H, W, C, M := xd[0], xd[1], xd[2], xd[3], wd[3]
 	if c.wants(0) {
-		c.set(0, b.transposedConvTF("DepthwiseConv2dNative", dy, b.reverseHW(w), g))
+		wr := b.reshape(b.reverseHW(w), []int64{wd[0], wd[1], C * M, 1})
+		dx := b.transposedConvTF("DepthwiseConv2dNative", dy, wr, g)
+		if M > 1 {
+			dx = b.reduce("ReduceSum", b.reshape(dx, []int64{N, H, W, C, M}), []int64{4}, false)
+		}
+		c.set(0, dx)
 	}
 	if c.wants(1) {
-		xd, yd := dimsOf(x), dimsOf(dy)
-		N, C := xd[0], xd[3]
-		xp := b.padded(x, g)
+		xr := x
+		if M > 1 {
+			xr = b.reshape(b.expand(b.reshape(x, []int64{N, H, W, C, 1}), []int64{N, H, W, C, M}), []int64{N, H, W, C * M})
+		}
+		CM := C * M
+		yd := dimsOf(dy)
+		xp := b.padded(xr, g)
 		pd := dimsOf(xp)
-		xt := b.reshape(b.transpose(xp, []int64{1, 2, 0, 3}), []int64{1, pd[1], pd[2], N * C})
-		ft := b.reshape(b.transpose(dy, []int64{1, 2, 0, 3}), []int64{yd[1], yd[2], N * C, 1})
+		xt := b.reshape(b.transpose(xp, []int64{1, 2, 0, 3}), []int64{1, pd[1], pd[2], N * CM})
+		ft := b.reshape(b.transpose(dy, []int64{1, 2, 0, 3}), []int64{yd[1], yd[2], N * CM, 1})
 		res := b.conv2DTF("DepthwiseConv2dNative", xt, ft, g.d, g.s)
 		rd := dimsOf(res)
-		res = b.reduce("ReduceSum", b.reshape(res, []int64{rd[1], rd[2], N, C}), []int64{2}, false)
+		res = b.reduce("ReduceSum", b.reshape(res, []int64{rd[1], rd[2], N, CM}), []int64{2}, false)
 		if rd[1] != g.k[0] || rd[2] != g.k[1] {
 			res = b.slice(res, []int64{0, 0}, []int64{g.k[0], g.k[1]}, []int64{0, 1})
 		}
@@ -734,10 +969,7 @@ func gradMaxPoolTF(c *gctx) error {
 	zero := b.scalar(dt, 0)
 	for i := range kh {
 		for j := range kw {
-			win := b.add("StridedSlice", y.Type, []*ir.Value{xp,
-				b.ints(0, i, j, 0), b.ints(N, i+(P-1)*g.s[0]+1, j+(Q-1)*g.s[1]+1, C), b.ints(1, g.s[0], g.s[1], 1)},
-				tfType("Index", ir.Int32), ir.IntAttr("begin_mask", 0), ir.IntAttr("end_mask", 0),
-				ir.IntAttr("ellipsis_mask", 0), ir.IntAttr("new_axis_mask", 0), ir.IntAttr("shrink_axis_mask", 0))
+			win := b.stridedSliceTF(xp, []int64{0, i, j, 0}, []int64{N, i + (P-1)*g.s[0] + 1, j + (Q-1)*g.s[1] + 1, C}, []int64{1, g.s[0], g.s[1], 1}, y.Type)
 			eq := b.compare("Equal", win, y)
 			m := eq
 			if taken != nil {

@@ -2,6 +2,7 @@ package shapes
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 
@@ -129,7 +130,9 @@ func TestTFShapeArithmetic(t *testing.T) {
 }
 
 // TestTFStridedSlice folds StridedSlice on a constant under each mask, the
-// values checked through a Reshape whose shape the slice gives.
+// values checked through a Reshape whose shape the slice gives; and
+// ResolveStridedSlice resolves the same spec to the same elements (or
+// the same error).
 func TestTFStridedSlice(t *testing.T) {
 	for _, tc := range []struct {
 		name               string
@@ -171,12 +174,42 @@ func TestTFStridedSlice(t *testing.T) {
 			flat := b.op("Reshape", "flat", b.ins(sl, b.i32(nil, -1)))
 			zero := b.g.AddParam("zero", ir.TensorOf(ir.Float32), ir.Float32Tensor([]int64{}, 0))
 			filled := b.op("Fill", "filled", b.ins(flat, zero))
+			xshape := tc.xshape
+			if xshape == nil {
+				xshape = []int64{int64(len(tc.x))}
+			}
+			axes, rerr := ResolveStridedSlice(sl.Def, xshape)
 			err := Infer(b.g, Options{})
 			if msg, ok := strings.CutPrefix(tc.want, "err:"); ok {
 				if err == nil || !strings.Contains(err.Error(), msg) {
 					t.Fatalf("Infer = %v, want an error containing %q", err, msg)
 				}
+				if rerr == nil || !strings.Contains(rerr.Error(), msg) {
+					t.Fatalf("ResolveStridedSlice = %v, want an error containing %q", rerr, msg)
+				}
 				return
+			}
+			if rerr != nil {
+				t.Fatalf("ResolveStridedSlice: %v", rerr)
+			}
+			var got []int64
+			var walk func(a int, off int64)
+			walk = func(a int, off int64) {
+				if a == len(axes) {
+					got = append(got, tc.x[off])
+					return
+				}
+				stride := int64(1)
+				for _, d := range xshape[a+1:] {
+					stride *= d
+				}
+				for k := range axes[a].Count {
+					walk(a+1, off+(axes[a].Start+k*axes[a].Stride)*stride)
+				}
+			}
+			walk(0, 0)
+			if !slices.Equal(got, tc.vals) {
+				t.Fatalf("ResolveStridedSlice %+v reads %v, want %v", axes, got, tc.vals)
 			}
 			if err != nil {
 				t.Fatal(err)
