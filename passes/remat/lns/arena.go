@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"time"
 
 	"github.com/remat-compile/remat/passes/remat"
 )
@@ -50,20 +51,19 @@ func solveArena(ctx context.Context, p *remat.Problem, progress func(remat.Progr
 		sl        slack
 	)
 	for try := 0; try < arenaTries; try++ {
-		pl, err := solve(ctx, &q, progress, opts)
+		pl, err := solve(tryContext(ctx, try), &q, progress, opts)
 		var be *remat.BudgetError
 		switch {
 		case errors.As(err, &be) && be.Plan != nil:
 			proven = proven || (try == 0 && be.Proven)
 			pl = be.Plan
-		case err != nil:
-			if least != nil {
-				break // cut short: the least peak found so far
-			}
+		case err != nil && ctx.Err() == nil && (errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled)):
+			continue // this try's share of the time ran out before a plan: the next has more
+		case err != nil && least == nil:
 			return nil, err
 		}
 		if pl == nil {
-			break
+			break // cut short: the least peak found so far
 		}
 		if try == 0 {
 			bound = pl.LowerBound
@@ -97,6 +97,19 @@ func solveArena(ctx context.Context, p *remat.Problem, progress func(remat.Progr
 	least.Solver = Name
 	least.Optimal, least.LowerBound, least.Gap = false, 0, 0
 	return nil, &remat.BudgetError{NeedBytes: leastPeak, HaveBytes: p.BudgetBytes, Plan: least, Proven: proven}
+}
+
+// tryContext gives search try of solveArena half the time left to ctx's
+// deadline (the last try all of it), so that a search that runs to the
+// deadline leaves time for the searches with the arena's slack.
+func tryContext(ctx context.Context, try int) context.Context {
+	dl, ok := ctx.Deadline()
+	if !ok || try == arenaTries-1 {
+		return ctx
+	}
+	c, cancel := context.WithDeadline(ctx, time.Now().Add(time.Until(dl)/2))
+	context.AfterFunc(c, cancel)
+	return c
 }
 
 // slack is solveArena's estimate of what the arena adds to each stage.
