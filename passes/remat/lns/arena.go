@@ -49,6 +49,7 @@ func solveArena(ctx context.Context, p *remat.Problem, progress func(remat.Progr
 		leastPeak int64 = math.MaxInt64
 		proven    bool
 		sl        slack
+		refitted  bool // the last search ran with the slack reset after a failure
 	)
 	for try := 0; try < arenaTries; try++ {
 		pl, err := solve(tryContext(ctx, try), &q, progress, opts)
@@ -80,12 +81,17 @@ func solveArena(ctx context.Context, p *remat.Problem, progress func(remat.Progr
 			// the slack, reported it over.
 			return arenaPlan(p, pl, bound)
 		}
-		if be != nil || ctx.Err() != nil {
-			break // the buffers alone do not fit with the slack
+		if ctx.Err() != nil || (be != nil && (try == 0 || refitted)) {
+			break // the buffers do not fit even without slack, or not with the slack of one plan
 		}
 		own, err := remat.Evaluate(&q, pl)
 		if err != nil {
 			return nil, fmt.Errorf("lns: internal error: the plan fails Evaluate: %w", err)
+		}
+		if refitted = be != nil; refitted {
+			// The slack of all the plans so far is too much to fit: start
+			// again from what the arena adds to this plan alone.
+			sl = slack{}
 		}
 		sl.add(p.N(), pl, arena, own, p.BudgetBytes)
 		opts.slack = sl.bytes
