@@ -576,8 +576,8 @@ func TestCompileTargetAware(t *testing.T) {
 	}
 	r := readReport(t, out+".json")
 	t.Logf("solver's model %d → %d; ORT model %d → %d", r.BeforePeakBytes, r.AfterPeakBytes, r.ORTBeforePeakBytes, r.ORTAfterPeakBytes)
-	if r.MemoryModel != report.ReuseModel {
-		t.Errorf("memory model %q, want the planner's (%q)", r.MemoryModel, report.ReuseModel)
+	if r.MemoryModel != report.ArenaModel {
+		t.Errorf("memory model %q, want the planner's in the arena (%q)", r.MemoryModel, report.ArenaModel)
 	}
 	if r.AfterPeakBytes > r.BudgetBytes || r.Recomputations == 0 {
 		t.Fatalf("plan peak %d over the budget %d, or no recomputation (%d)", r.AfterPeakBytes, r.BudgetBytes, r.Recomputations)

@@ -47,7 +47,14 @@ const LivenessModel = "liveness: activations allocated when computed and freed a
 // ReuseModel describes the solver's memory model when it plans under ONNX
 // Runtime's allocation planner (remat.Problem.Reuse), as MemoryModel says
 // it.
-const ReuseModel = "planner reuse: liveness, except that a freed buffer stays allocated until a later value of the same element size and shape takes it, and unary ops write over a dying input of their shape (ONNX Runtime's allocation planner); inputs and parameters not counted"
+const ReuseModel = "planner reuse: " + plannerRule + "; inputs and parameters not counted"
+
+// ArenaModel describes the solver's memory model when it also counts the
+// buffers in ONNX Runtime's BFC arena (remat.Problem.Arena), as
+// MemoryModel says it.
+const ArenaModel = "planner reuse in the arena: " + plannerRule + ", each buffer and workspace counted as the chunk ONNX Runtime's BFC arena hands out for it (a multiple of 256 bytes; a free chunk less than twice the request is handed out whole); inputs and parameters not counted"
+
+const plannerRule = "liveness, except that a freed buffer stays allocated until a later value of the same element size and shape takes it, and unary ops write over a dying input of their shape (ONNX Runtime's allocation planner)"
 
 // Compile is the JSON report of one compile.
 type Compile struct {
@@ -265,7 +272,10 @@ func FromResult(res *remat.Result) *Compile {
 		SolveSeconds: res.SolveSeconds,
 		Attempts:     []Attempt{}, Nodes: []Node{},
 	}
-	if res.Problem != nil && res.Problem.Reuse != nil {
+	switch {
+	case res.Problem != nil && res.Problem.Reuse != nil && res.Problem.Arena != nil:
+		r.MemoryModel = ArenaModel
+	case res.Problem != nil && res.Problem.Reuse != nil:
 		r.MemoryModel = ReuseModel
 	}
 	if res.BeforePeakBytes > 0 {
