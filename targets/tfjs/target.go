@@ -401,6 +401,10 @@ func (t Target) Place(g *ir.Graph, rw *remat.RewriteResult) (*targets.Placement,
 		Simulate: simulate,
 		CanForce: canGate,
 		IsSource: hasOutput,
+		// Kahn over a LIFO stack dives into the latest readied node: a
+		// node can run after its plan predecessor and still before a
+		// node the plan runs earlier.
+		Latest: true,
 		// The model predicts tf.profile to the byte, but every gate is a
 		// node more: keep constraints that gain 0.2% of the peak.
 		MinGain: max(unforced/500, 1),
