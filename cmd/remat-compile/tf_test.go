@@ -168,3 +168,61 @@ func TestTFCompileTrain(t *testing.T) {
 		t.Errorf("tf.profile's peak fell %d B, under 80%% of the predicted %d B", measured, predicted)
 	}
 }
+
+// TestTFCompileTrainWithinBudget compiles the training graph of the real
+// handlandmark-lite model (-loss sum) at 70% for TensorFlow.js. Its
+// ReLU6 gradients are SelectV2 nodes, each of which holds its three
+// operands broadcast to its output's shape while it runs: a plan made
+// without them peaked at 22.7 MB against a budget of 17.8 MB. Compile
+// must write a plan whose peak as TensorFlow.js runs the written file is
+// within the budget and is the plan order's; verify measures that peak
+// with tf.profile, bitwise outputs, and every recomputation where the plan
+// put it.
+func TestTFCompileTrainWithinBudget(t *testing.T) {
+	if testing.Short() {
+		t.Skip("compiles and runs a real model's training graph in TensorFlow.js; skipped in -short mode")
+	}
+	var m testmodels.TFModel
+	for _, x := range testmodels.TFModels(t) {
+		if x.Name == "handlandmark-lite" {
+			m = x
+		}
+	}
+	if m.Path == "" {
+		t.Fatal("the manifest has no handlandmark-lite model")
+	}
+	testmodels.RequireTFJS(t)
+	dir := t.TempDir()
+	out, orig := filepath.Join(dir, "out", "model.json"), filepath.Join(dir, "orig", "model.json")
+	rep := filepath.Join(dir, "r.json")
+	shape := m.Inputs[0].Name + "=" + strings.Trim(strings.Join(strings.Fields(fmt.Sprint(m.Inputs[0].Shape)), "x"), "[]")
+	args := []string{m.Path, "-train", "-loss", "sum", "-input-shape", shape}
+	if code, stdout, stderr := run(t, append(args, "-budget", "70%", "-time-limit", "20s", "-report", rep, "-o", out)...); code != exitOK {
+		t.Fatalf("compile: exit %d:\n%s%s", code, stdout, stderr)
+	}
+	r := readReport(t, rep)
+	if r.Recomputations == 0 || r.TFJSAfterPeakBytes > r.BudgetBytes || r.TFJSAfterPeakBytes != r.TFJSPlanOrderPeakBytes {
+		t.Fatalf("report: %d recomputations, tfjs peak %d B (plan order %d B) against a budget of %d B; want recomputations, a peak within the budget, the plan order's",
+			r.Recomputations, r.TFJSAfterPeakBytes, r.TFJSPlanOrderPeakBytes, r.BudgetBytes)
+	}
+	if code, stdout, stderr := run(t, append(args, "-solver", "checkpoint-all", "-o", orig)...); code != exitOK {
+		t.Fatalf("compile -solver checkpoint-all: exit %d:\n%s%s", code, stdout, stderr)
+	}
+	code, stdout, stderr := run(t, "verify", "-runs", "1", "-json", "-input-shape", shape, orig, out)
+	var vr verify.TFReport
+	if err := json.Unmarshal([]byte(stdout), &vr); err != nil {
+		t.Fatalf("verify: exit %d: %v\n%s%s", code, err, stdout, stderr)
+	}
+	if code != exitOK || !vr.OK || len(vr.Recompute) != r.Recomputations {
+		t.Errorf("verify: exit %d, ok %v, %d of %d recomputations checked; failures %v", code, vr.OK, len(vr.Recompute), r.Recomputations, vr.Failures)
+	}
+	for _, o := range vr.Outputs {
+		if !o.Equal {
+			t.Errorf("output %+v differs", o)
+		}
+	}
+	if vr.Rematted.PeakBytes != r.TFJSAfterPeakBytes || vr.Orig.PeakBytes != r.TFJSBeforePeakBytes {
+		t.Errorf("tf.profile measured %d → %d B, predicted %d → %d B", vr.Orig.PeakBytes, vr.Rematted.PeakBytes, r.TFJSBeforePeakBytes, r.TFJSAfterPeakBytes)
+	}
+	t.Logf("tfjs peak %d → %d B (budget %d B), %d recomputations, tf.profile %d → %d B", r.TFJSBeforePeakBytes, r.TFJSAfterPeakBytes, r.BudgetBytes, r.Recomputations, vr.Orig.PeakBytes, vr.Rematted.PeakBytes)
+}
