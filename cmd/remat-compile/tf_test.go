@@ -169,6 +169,34 @@ func TestTFCompileTrain(t *testing.T) {
 	}
 }
 
+// TestTFCompileTrainDiveForced: the training graph of MobileNetV2 (zoo,
+// 64×64, batch 4, -loss sum) at 70% for TensorFlow.js. TensorFlow.js's
+// LIFO stack runs a batch-norm gradient's second product right after its
+// plan predecessor, the first, and both long before the scale gradient
+// the plan runs first, which then holds two activations across the dive;
+// holding the first behind the scale gradient alone lowers nothing. The
+// written rewrite must still peak within the budget, at the plan order's
+// peak (targets.ForceOptions.Latest holds the second product behind the
+// scale gradient).
+func TestTFCompileTrainDiveForced(t *testing.T) {
+	if testing.Short() {
+		t.Skip("plans a training graph and forces its order for TensorFlow.js; skipped in -short mode")
+	}
+	dir := t.TempDir()
+	rep := filepath.Join(dir, "r.json")
+	code, stdout, stderr := run(t, "zoo:mobilenet_v2:tf:res=64:batch=4", "-o", filepath.Join(dir, "out", "model.json"), "-train", "-loss", "sum",
+		"-budget", "70%", "-report", rep, "-time-limit", "5s")
+	if code != exitOK {
+		t.Fatalf("compile: exit %d:\n%s%s", code, stdout, stderr)
+	}
+	r := readReport(t, rep)
+	if r.Recomputations == 0 || r.TFJSAfterPeakBytes > r.BudgetBytes || r.TFJSAfterPeakBytes != r.TFJSPlanOrderPeakBytes {
+		t.Fatalf("report: %d recomputations, tfjs peak %d B (plan order %d B) against a budget of %d B; want recomputations, a peak within the budget, the plan order's",
+			r.Recomputations, r.TFJSAfterPeakBytes, r.TFJSPlanOrderPeakBytes, r.BudgetBytes)
+	}
+	t.Logf("tfjs peak %d → %d B (budget %d B), %d recomputations, constraints %v", r.TFJSBeforePeakBytes, r.TFJSAfterPeakBytes, r.BudgetBytes, r.Recomputations, r.OrderedNodes)
+}
+
 // TestTFCompileTrainWithinBudget compiles the training graph of the real
 // handlandmark-lite model (-loss sum) at 70% for TensorFlow.js. Its
 // ReLU6 gradients are SelectV2 nodes, each of which holds its three
