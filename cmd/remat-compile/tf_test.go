@@ -94,18 +94,8 @@ func TestTFCommands(t *testing.T) {
 // verifies the rewrite there: outputs bitwise equal, every recomputation
 // where the plan put it, the measured drop at least 80% of the predicted.
 func TestTFCompileSelfie(t *testing.T) {
-	var m testmodels.TFModel
-	for _, x := range testmodels.TFModels(t) {
-		if x.Name == "selfie" {
-			m = x
-		}
-	}
-	if m.Path == "" {
-		t.Fatal("the manifest has no selfie model")
-	}
-	testmodels.RequireTFJS(t)
+	m, shape := realTFModel(t, "selfie")
 	out := filepath.Join(t.TempDir(), "model.json")
-	shape := m.Inputs[0].Name + "=" + strings.Trim(strings.Join(strings.Fields(fmt.Sprint(m.Inputs[0].Shape)), "x"), "[]")
 	code, stdout, stderr := run(t, m.Path, "-o", out, "-budget", "95%", "-input-shape", shape, "-time-limit", "20s")
 	if code != exitOK || !strings.Contains(stdout, "tensorflow.js:") {
 		t.Fatalf("compile: exit %d:\n%s%s", code, stdout, stderr)
@@ -210,20 +200,10 @@ func TestTFCompileTrainWithinBudget(t *testing.T) {
 	if testing.Short() {
 		t.Skip("compiles and runs a real model's training graph in TensorFlow.js; skipped in -short mode")
 	}
-	var m testmodels.TFModel
-	for _, x := range testmodels.TFModels(t) {
-		if x.Name == "handlandmark-lite" {
-			m = x
-		}
-	}
-	if m.Path == "" {
-		t.Fatal("the manifest has no handlandmark-lite model")
-	}
-	testmodels.RequireTFJS(t)
+	m, shape := realTFModel(t, "handlandmark-lite")
 	dir := t.TempDir()
 	out, orig := filepath.Join(dir, "out", "model.json"), filepath.Join(dir, "orig", "model.json")
 	rep := filepath.Join(dir, "r.json")
-	shape := m.Inputs[0].Name + "=" + strings.Trim(strings.Join(strings.Fields(fmt.Sprint(m.Inputs[0].Shape)), "x"), "[]")
 	args := []string{m.Path, "-train", "-loss", "sum", "-input-shape", shape}
 	if code, stdout, stderr := run(t, append(args, "-budget", "70%", "-time-limit", "20s", "-report", rep, "-o", out)...); code != exitOK {
 		t.Fatalf("compile: exit %d:\n%s%s", code, stdout, stderr)
@@ -253,4 +233,22 @@ func TestTFCompileTrainWithinBudget(t *testing.T) {
 		t.Errorf("tf.profile measured %d → %d B, predicted %d → %d B", vr.Orig.PeakBytes, vr.Rematted.PeakBytes, r.TFJSBeforePeakBytes, r.TFJSAfterPeakBytes)
 	}
 	t.Logf("tfjs peak %d → %d B (budget %d B), %d recomputations, tf.profile %d → %d B", r.TFJSBeforePeakBytes, r.TFJSAfterPeakBytes, r.BudgetBytes, r.Recomputations, vr.Orig.PeakBytes, vr.Rematted.PeakBytes)
+}
+
+// realTFModel returns the real TensorFlow.js model of the manifest named
+// name and its first input's -input-shape value, and requires
+// TensorFlow.js.
+func realTFModel(t *testing.T, name string) (testmodels.TFModel, string) {
+	t.Helper()
+	var m testmodels.TFModel
+	for _, x := range testmodels.TFModels(t) {
+		if x.Name == name {
+			m = x
+		}
+	}
+	if m.Path == "" {
+		t.Fatalf("the manifest has no %s model", name)
+	}
+	testmodels.RequireTFJS(t)
+	return m, m.Inputs[0].Name + "=" + strings.Trim(strings.Join(strings.Fields(fmt.Sprint(m.Inputs[0].Shape)), "x"), "[]")
 }
