@@ -129,7 +129,7 @@ func ForceOrder(g *ir.Graph, planPeak int64, o ForceOptions) (*ForceResult, erro
 			s := pred[n]
 			pn, inN := pos[n]
 			l := latest
-			if o.IsSource(n) && inN && (latest == nil || pn > pos[latest]) {
+			if o.IsSource(n) && inN && (o.Skip == nil || !o.Skip(n)) && (latest == nil || pn > pos[latest]) {
 				latest = n
 			}
 			if s == nil || done[n] || !inN || o.CanForce != nil && !o.CanForce(n) {

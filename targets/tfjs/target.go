@@ -372,7 +372,9 @@ func (t Target) Original(g *ir.Graph, ours bool) (*targets.Placement, error) {
 // order of the other nodes still loses the plan's savings (its peak in
 // that order exceeds the peak in the plan's), order constraints chosen by
 // simulation (targets.ForceOrder) hold the nodes it runs too early behind
-// their plan predecessors, with gates too.
+// their plan predecessors, or behind the node of those the plan runs
+// before them that TensorFlow.js runs last (ForceOptions.Latest: its
+// stack dives past a node the plan runs earlier), with gates too.
 func (t Target) Place(g *ir.Graph, rw *remat.RewriteResult) (*targets.Placement, error) {
 	opts := exportOptions(rw)
 	plan, err := memory.Simulate(g, g.Nodes, Memory())
