@@ -295,9 +295,16 @@ type TargetError struct {
 	// Reach is what the search for the smallest peak the target reaches
 	// at a looser budget found (reach.go); nil when it did not run.
 	Reach *Reach
+	// OverBudget reports that the target's peak is below the original's
+	// but above the budget (overBudget: a target whose predicted bytes
+	// are the budget's own).
+	OverBudget bool
 }
 
 func (e *TargetError) Error() string {
+	if e.OverBudget {
+		return e.overBudgetError()
+	}
 	s := fmt.Sprintf("the plan fits the budget of %s under the solver's memory model but does not lower the peak on the %s target: %s there against the original's %s (its allocator does not turn these recomputations into savings)",
 		remat.FormatBytes(e.BudgetBytes), e.Target, remat.FormatBytes(e.PeakBytes), remat.FormatBytes(e.OriginalBytes))
 	if e.Reach != nil {
@@ -312,8 +319,13 @@ func (f *Fit) checkTarget() error {
 	if f.TargetErr != nil || f.Original == nil || f.Placement == nil || f.Remat.Recomputations == 0 {
 		return nil
 	}
+	te := &TargetError{Target: f.Target.Name(), OriginalBytes: f.Original.PeakBytes, PeakBytes: f.Placement.PeakBytes, BudgetBytes: f.Remat.BudgetBytes}
 	if f.Placement.PeakBytes >= f.Original.PeakBytes {
-		return &TargetError{Target: f.Target.Name(), OriginalBytes: f.Original.PeakBytes, PeakBytes: f.Placement.PeakBytes, BudgetBytes: f.Remat.BudgetBytes}
+		return te
+	}
+	if f.overBudget() {
+		te.OverBudget = true
+		return te
 	}
 	return nil
 }
@@ -409,11 +421,14 @@ func (m *Model) solve(ctx context.Context, g *ir.Graph, keep map[string]bool, o 
 // planMemory is what the remat problem models of the target's allocator:
 // for a runtime whose planner reuses buffers (ONNX Runtime) the planner's
 // reuse and in-place writes, its kernels' workspaces and its arena's
-// chunks (remat.LowerOptions); plain liveness otherwise.
+// chunks (remat.LowerOptions); otherwise liveness, with the bytes a node
+// holds besides its outputs while it runs where the target counts any
+// (TensorFlow.js: the intermediate tensors of its composite ops, such as
+// the three operands SelectV2 broadcasts, which tf.profile counts).
 func planMemory(t targets.Target) remat.LowerOptions {
 	tm := t.Memory()
 	if !tm.Reuse {
-		return remat.LowerOptions{}
+		return remat.LowerOptions{Workspace: tm.Workspace}
 	}
 	return remat.LowerOptions{Reuse: true, Workspace: tm.Workspace, Arena: tm.Arena, Prepacked: tm.Prepacked, WorkspaceParts: tm.WorkspaceParts}
 }

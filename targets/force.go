@@ -36,6 +36,15 @@ type ForceOptions struct {
 	Skip func(n *ir.Node) bool
 	// MinGain is the least predicted gain for which constraints are kept.
 	MinGain int64
+	// Latest also tries to hold a node behind its latest plan
+	// predecessor: of the sources the plan runs before it, the one the
+	// runtime runs last, when that is another than its plan predecessor
+	// and the runtime runs it after the node. A runtime that dives depth
+	// first (TensorFlow.js's LIFO stack) can run a node after its plan
+	// predecessor and still long before a node the plan runs earlier,
+	// which then holds its inputs across the dive; holding the node
+	// behind its plan predecessor does not reach that.
+	Latest bool
 	// Candidates and Rounds bound the search (0: 64 and 48): the
 	// candidates simulated per round and the rounds.
 	Candidates, Rounds int
@@ -56,7 +65,8 @@ type ForceResult struct {
 // order) and that a constraint can hold back, take the one whose
 // constraint "after its plan predecessor" lowers the predicted peak most
 // (ties: the excess, the bytes above planPeak summed over the steps), and
-// stop when none lowers it. Constraints are kept
+// stop when none lowers it (with Latest, "after its latest plan
+// predecessor" is a candidate too). Constraints are kept
 // up to the last that lowered the peak by MinGain. Each node gets at most
 // one constraint, and the candidates and rounds are bounded, so the search
 // ends, deterministically.
@@ -114,11 +124,15 @@ func ForceOrder(g *ir.Graph, planPeak int64, o ForceOptions) (*ForceResult, erro
 			score int64
 		}
 		var cands []cand
+		var latest *ir.Node // the source of g's order so far that the runtime runs last
 		for _, n := range g.Nodes {
 			s := pred[n]
 			pn, inN := pos[n]
-			ps, inS := pos[s]
-			if s == nil || done[n] || !inN || !inS || pn > ps || o.CanForce != nil && !o.CanForce(n) {
+			l := latest
+			if o.IsSource(n) && inN && (o.Skip == nil || !o.Skip(n)) && (latest == nil || pn > pos[latest]) {
+				latest = n
+			}
+			if s == nil || done[n] || !inN || o.CanForce != nil && !o.CanForce(n) {
 				continue
 			}
 			var out int64
@@ -129,7 +143,12 @@ func ForceOrder(g *ir.Graph, planPeak int64, o ForceOptions) (*ForceResult, erro
 					}
 				}
 			}
-			cands = append(cands, cand{n, s, out * int64(ps-pn)})
+			if ps, inS := pos[s]; inS && pn < ps {
+				cands = append(cands, cand{n, s, out * int64(ps-pn)})
+			}
+			if o.Latest && l != nil && l != s && pos[l] > pn {
+				cands = append(cands, cand{n, l, out * int64(pos[l]-pn)})
+			}
 		}
 		slices.SortStableFunc(cands, func(a, b cand) int { return cmp.Compare(b.score, a.score) })
 		cands = cands[:min(len(cands), o.Candidates)]

@@ -372,7 +372,9 @@ func (t Target) Original(g *ir.Graph, ours bool) (*targets.Placement, error) {
 // order of the other nodes still loses the plan's savings (its peak in
 // that order exceeds the peak in the plan's), order constraints chosen by
 // simulation (targets.ForceOrder) hold the nodes it runs too early behind
-// their plan predecessors, with gates too.
+// their plan predecessors, or behind the node of those the plan runs
+// before them that TensorFlow.js runs last (ForceOptions.Latest: its
+// stack dives past a node the plan runs earlier), with gates too.
 func (t Target) Place(g *ir.Graph, rw *remat.RewriteResult) (*targets.Placement, error) {
 	opts := exportOptions(rw)
 	plan, err := memory.Simulate(g, g.Nodes, Memory())
@@ -401,6 +403,10 @@ func (t Target) Place(g *ir.Graph, rw *remat.RewriteResult) (*targets.Placement,
 		Simulate: simulate,
 		CanForce: canGate,
 		IsSource: hasOutput,
+		// Kahn over a LIFO stack dives into the latest readied node: a
+		// node can run after its plan predecessor and still before a
+		// node the plan runs earlier.
+		Latest: true,
 		// The model predicts tf.profile to the byte, but every gate is a
 		// node more: keep constraints that gain 0.2% of the peak.
 		MinGain: max(unforced/500, 1),
