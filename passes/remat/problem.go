@@ -453,13 +453,19 @@ func (p *Problem) validateParts(add func(string, ...any)) {
 		p.validateArena(add)
 	}
 	if p.Workspace != nil {
-		if len(p.Workspace) != n {
-			add("Workspace has %d entries for %d nodes", len(p.Workspace), n)
-		}
-		for i, w := range p.Workspace {
-			if w < 0 {
-				add("node %s (%d) has a workspace of %d bytes", p.Name(i), i, w)
-			}
+		p.validateBytes(add, "Workspace", p.Workspace)
+	}
+}
+
+// validateBytes checks a list of bytes per node: one entry per node, none
+// negative.
+func (p *Problem) validateBytes(add func(string, ...any), what string, bytes []int64) {
+	if len(bytes) != p.N() {
+		add("%s has %d entries for %d nodes", what, len(bytes), p.N())
+	}
+	for i, b := range bytes {
+		if b < 0 {
+			add("%s of node %s (%d) is %d bytes", what, p.Name(i), i, b)
 		}
 	}
 }
@@ -467,14 +473,7 @@ func (p *Problem) validateParts(add func(string, ...any)) {
 func (p *Problem) validateArena(add func(string, ...any)) {
 	a, n := p.Arena, p.N()
 	if a.Prepacked != nil {
-		if len(a.Prepacked) != n {
-			add("Arena.Prepacked has %d entries for %d nodes", len(a.Prepacked), n)
-		}
-		for i, b := range a.Prepacked {
-			if b < 0 {
-				add("node %s (%d) prepacks %d bytes", p.Name(i), i, b)
-			}
-		}
+		p.validateBytes(add, "Arena.Prepacked", a.Prepacked)
 	}
 	if a.WorkspaceParts != nil {
 		if len(a.WorkspaceParts) != n {
