@@ -808,6 +808,25 @@ func (b *builder) transposedConvTF(op string, dy, w *ir.Value, g *tfGeom) *ir.Va
 	return b.conv2DTF(op, u, w, [2]int64{1, 1}, g.d)
 }
 
+// convGradSetupTF is what the convolution rules share: the gradient
+// through the node's fused tail, x, w and the geometry, with a clear error
+// for strides and dilations both above 1, which TensorFlow.js does not run
+// (lowerStridedDilatedTF rewrites such nodes first).
+func convGradSetupTF(c *gctx, what string) (dy, x, w *ir.Value, g *tfGeom, err error) {
+	if dy, err = fusedTail(c); err != nil {
+		return nil, nil, nil, nil, err
+	}
+	x, w = c.x(0), c.x(1)
+	wd := dimsOf(w)
+	if g, err = tfGeometry(c, x, c.y(0), [2]int64{wd[0], wd[1]}); err != nil {
+		return nil, nil, nil, nil, err
+	}
+	if g.s != [2]int64{1, 1} && g.d != [2]int64{1, 1} {
+		return nil, nil, nil, nil, c.errorf("no gradient for %s with both strides %v and dilations %v above 1 (TensorFlow.js's %s needs one of them 1; prepare lowers such a node)", c.n.Op, g.s, g.d, what)
+	}
+	return dy, x, w, g, nil
+}
+
 // gradConv2DTF: y = Conv2D(x, w) (_FusedConv2D: then the fused tail).
 //
 //	dx = Conv2DBackpropInput(|x|, w, dy) with the node's strides and
@@ -816,18 +835,9 @@ func (b *builder) transposedConvTF(op string, dy, w *ir.Value, g *tfGeom) *ir.Va
 //	dw = convFilterGradTF(x, dy).
 func gradConv2DTF(c *gctx) error {
 	b := c.b
-	dy, err := fusedTail(c)
+	dy, x, w, g, err := convGradSetupTF(c, "Conv2D")
 	if err != nil {
 		return err
-	}
-	x, w, y := c.x(0), c.x(1), c.y(0)
-	wd := dimsOf(w)
-	g, err := tfGeometry(c, x, y, [2]int64{wd[0], wd[1]})
-	if err != nil {
-		return err
-	}
-	if g.s != [2]int64{1, 1} && g.d != [2]int64{1, 1} {
-		return c.errorf("no gradient for %s with both strides %v and dilations %v above 1 (TensorFlow.js's Conv2D needs one of them 1; prepare lowers such a node)", c.n.Op, g.s, g.d)
 	}
 	if c.wants(0) {
 		if g.d == [2]int64{1, 1} {
@@ -859,20 +869,11 @@ func gradConv2DTF(c *gctx) error {
 //	     N, C·M], summed over N, cut to kh × kw and reshaped to w's shape.
 func gradDepthwiseTF(c *gctx) error {
 	b := c.b
-	dy, err := fusedTail(c)
+	dy, x, w, g, err := convGradSetupTF(c, "depthwise convolution")
 	if err != nil {
 		return err
 	}
-	x, w, y := c.x(0), c.x(1), c.y(0)
-	wd := dimsOf(w)
-	g, err := tfGeometry(c, x, y, [2]int64{wd[0], wd[1]})
-	if err != nil {
-		return err
-	}
-	if g.s != [2]int64{1, 1} && g.d != [2]int64{1, 1} {
-		return c.errorf("no gradient for %s with both strides %v and dilations %v above 1 (TensorFlow.js's depthwise convolution needs one of them 1; prepare lowers such a node)", c.n.Op, g.s, g.d)
-	}
-	xd := dimsOf(x)
+	wd, xd := dimsOf(w), dimsOf(x)
 	N, H, W, C, M := xd[0], xd[1], xd[2], xd[3], wd[3]
 	if c.wants(0) {
 		wr := b.reshape(b.reverseHW(w), []int64{wd[0], wd[1], C * M, 1})
