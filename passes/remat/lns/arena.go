@@ -11,8 +11,8 @@ import (
 )
 
 // arenaTries bounds the searches of a problem with an arena
-// (solveArena): the first at the budget, the others each at a budget
-// lowered by what the arena added to the last plan.
+// (solveArena): the first without slack, the others with the arena's
+// slack (slack.add).
 const arenaTries = 10
 
 // solveArena solves a problem whose memory is counted in the runtime's
@@ -31,9 +31,11 @@ const arenaTries = 10
 // can defeat it: on the zoo U-Net's training graph at 2.4 MiB, four
 // searches bring the buffers' peak from 2,461,724 to 2,297,884 bytes while
 // the arena's stays at 2,532,096, at the same step (a chunk handed out
-// whole is not smaller for a smaller request). The plan returned fits p's budget in the
-// arena and passes remat.Check on p; its lower bound is the first
-// search's, proven on the relaxation, which has no arena and no slack.
+// whole is not smaller for a smaller request). The plan returned fits p's
+// budget in the arena and passes remat.Check on p; its lower bound is the
+// first search's, proven on the relaxation, which has no arena and no
+// slack. Each search but the last gets half the time left (tryContext);
+// without a deadline the searches, like Solve, are deterministic.
 func solveArena(ctx context.Context, p *remat.Problem, progress func(remat.Progress), opts Options) (*remat.Plan, error) {
 	if opts.TimeLimit > 0 {
 		var cancel context.CancelFunc
