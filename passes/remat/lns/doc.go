@@ -31,6 +31,11 @@
 // nothing and is not kept. Bounds and proofs are computed on the liveness
 // relaxation (Problem.Relaxed), whose memory is at most the planner's.
 //
+// With remat.Problem.Arena the memory is counted in ONNX Runtime's BFC
+// arena, which no move can be evaluated in incrementally: arena.go
+// searches without it, replays each plan in it, and searches again with a
+// per-stage slack where the arena put the plan over the budget.
+//
 // # The search
 //
 //   - Repair (repair.go): while some stage exceeds the budget, take the
