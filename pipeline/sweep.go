@@ -230,6 +230,9 @@ func (m *Model) Sweep(ctx context.Context, o SweepOptions) (*SweepResult, error)
 		case errors.As(err, &ib):
 			sw.NoRematPeakBytes = max(sw.NoRematPeakBytes, ib.NoRematPeakBytes)
 			need = ib.NeedBytes
+			if ib.BudgetError != nil && ib.Plan != nil {
+				warm = ib.Plan // the retry at need starts from the plan that reached it
+			}
 			sw.Stopped = fmt.Sprintf("stopped at %s (%s): %v", label, remat.FormatBytes(ib.HaveBytes), err)
 		case errors.As(err, &te):
 			// The rows stop at the last plan the target gains from.

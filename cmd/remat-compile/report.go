@@ -206,7 +206,7 @@ func runSweep(ctx context.Context, o *compileOptions, m *pipeline.Model, fo pipe
 
 // printSweep prints a sweep's table.
 func printSweep(w io.Writer, sw *report.Sweep) error {
-	fmt.Fprintf(w, "sweep %s: no-remat peak %s; peaks under liveness (the solver's model) and %s\n", sw.Spec, remat.FormatBytes(sw.NoRematPeakBytes), sw.Target)
+	fmt.Fprintf(w, "sweep %s: no-remat peak %s; peaks under the solver's model and %s\n", sw.Spec, remat.FormatBytes(sw.NoRematPeakBytes), sw.Target)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintf(tw, "budget\tbytes\tpeak\t%s peak\toverhead\trecomputations\tsolver\ttime\tplan\t\n", sw.Target)
 	for _, r := range sw.Rows {

@@ -255,7 +255,7 @@ type Node struct {
 }
 
 // FromResult builds the report's solver part from the remat pass's
-// result: peaks under liveness, costs, the attempts, the peak's residents
+// result: peaks under the solver's model, costs, the attempts, the peak's residents
 // and every node's decision. The caller fills in the model, the output,
 // the budget as given, the time limit and the target's part.
 func FromResult(res *remat.Result) *Compile {

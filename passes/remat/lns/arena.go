@@ -35,7 +35,10 @@ const arenaTries = 10
 // budget in the arena and passes remat.Check on p; its lower bound is the
 // first search's, proven on the relaxation, which has no arena and no
 // slack. Each search but the last gets half the time left (tryContext);
-// without a deadline the searches, like Solve, are deterministic.
+// without a deadline the searches, like Solve, are deterministic. When no
+// search fits, the problem's hint (remat.Problem.Start) is the plan if it
+// fits: a sweep retries the least peak a tighter budget reached with that
+// budget's plan as the hint.
 func solveArena(ctx context.Context, p *remat.Problem, progress func(remat.Progress), opts Options) (*remat.Plan, error) {
 	if opts.TimeLimit > 0 {
 		var cancel context.CancelFunc
@@ -98,6 +101,15 @@ func solveArena(ctx context.Context, p *remat.Problem, progress func(remat.Progr
 		sl.add(p.N(), pl, arena, own, p.BudgetBytes)
 		opts.slack = sl.bytes
 		opts.Start = pl
+	}
+	if st := startStages(p, p.Start); st != nil {
+		// No search fitted the arena, but the problem's hint does (a
+		// plan that reached this peak at a smaller budget, say).
+		if hint, err := remat.ScheduleStages(p, st); err == nil {
+			if res, err := remat.Evaluate(p, hint); err == nil && res.PeakBytes <= p.BudgetBytes {
+				return arenaPlan(p, hint, bound)
+			}
+		}
 	}
 	if least == nil {
 		return nil, &remat.BudgetError{NeedBytes: math.MaxInt64, HaveBytes: p.BudgetBytes, Proven: proven}

@@ -197,6 +197,13 @@ func TestArenaPlansFit(t *testing.T) {
 				if err != nil || res.PeakBytes != be.NeedBytes || be.NeedBytes <= q.BudgetBytes {
 					t.Errorf("%s: budget error needs %d bytes; its plan peaks at %d (%v), budget %d", name, be.NeedBytes, res.PeakBytes, err, q.BudgetBytes)
 				}
+				// At the peak it reached, with its plan as the hint, there
+				// is a plan (a sweep's retry).
+				r := q
+				r.BudgetBytes, r.Start = be.NeedBytes, be.Plan
+				if _, err := New(Options{Patience: 2}).Solve(context.Background(), &r, nil); err != nil {
+					t.Errorf("%s: at the %d bytes it reached, with its plan as the hint: %v", name, be.NeedBytes, err)
+				}
 			case err != nil:
 				t.Fatalf("%s: %v", name, err)
 			default:
