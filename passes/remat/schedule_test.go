@@ -146,6 +146,17 @@ func TestValidate(t *testing.T) {
 			p.Reads[3] = []remat.Part{{Node: 1, Index: 0}}
 		}, "Reads[3] names nodes [1]; want exactly [1 2]"},
 		{"output parts", func(p *remat.Problem) { p.OutputParts = []remat.Part{{Node: 4, Index: 1}} }, "does not exist"},
+		{"read order", func(p *remat.Problem) {
+			p.ReadOrder = make([][]remat.Part, 5)
+			p.ReadOrder[3] = []remat.Part{{Node: 2, Index: 0}}
+		}, "ReadOrder[3] [{2 0}] is not an order of the parts node 3 reads"},
+		{"read order length", func(p *remat.Problem) { p.ReadOrder = make([][]remat.Part, 2) }, "ReadOrder has 2 entries for 5 nodes"},
+		{"prepacked", func(p *remat.Problem) { p.Arena = &remat.Arena{Prepacked: []int64{0, 0, -4, 0, 0}} }, "Arena.Prepacked of node"},
+		{"prepacked length", func(p *remat.Problem) { p.Arena = &remat.Arena{Prepacked: []int64{0}} }, "Arena.Prepacked has 1 entries for 5 nodes"},
+		{"workspace parts", func(p *remat.Problem) {
+			p.Arena = &remat.Arena{WorkspaceParts: make([][]int64, 5)}
+			p.Arena.WorkspaceParts[1] = []int64{8, 0}
+		}, "workspace part of 0 bytes"},
 	} {
 		p := kumar()
 		tt.edit(p)
