@@ -169,7 +169,9 @@ func (m *Model) Sweep(ctx context.Context, o SweepOptions) (*SweepResult, error)
 	// fit solves one budget on a fresh build of m, its search started
 	// from the previous budget's plan (FitOptions.Start).
 	var warm *remat.Plan
-	fit := func(b remat.Budget, label string) (*report.SweepRow, *Model, *Fit, error) {
+	// bytes is the budget in the solver's bytes, for a fit that tiles
+	// (whose remat budget is over the tiled graph); 0 when unknown.
+	fit := func(b remat.Budget, label string, bytes int64) (*report.SweepRow, *Model, *Fit, error) {
 		start := time.Now()
 		n, err := m.Rebuild(ctx)
 		if err != nil {
@@ -184,6 +186,9 @@ func (m *Model) Sweep(ctx context.Context, o SweepOptions) (*SweepResult, error)
 		}
 		warm = f.Remat.Plan
 		row := sweepRow(f, label)
+		if f.Tiled != nil && bytes > 0 {
+			row.BudgetBytes = bytes
+		}
 		row.Seconds = time.Since(start).Seconds()
 		if ctx.Err() != nil {
 			row.Note = "interrupted: the best plan found before the interrupt"
@@ -216,14 +221,15 @@ func (m *Model) Sweep(ctx context.Context, o SweepOptions) (*SweepResult, error)
 			break
 		}
 		progress(k, label)
+		var bb int64
 		if sw.NoRematPeakBytes > 0 {
-			bb := int64(math.Floor(pct / 100 * float64(sw.NoRematPeakBytes)))
+			bb = int64(math.Floor(pct / 100 * float64(sw.NoRematPeakBytes)))
 			if row, ok := reuse(bb, label); ok {
 				sw.Rows = append(sw.Rows, row)
 				continue
 			}
 		}
-		row, n, f, err := fit(remat.BudgetFraction(pct/100), label)
+		row, n, f, err := fit(remat.BudgetFraction(pct/100), label, bb)
 		var ib *remat.InfeasibleBudgetError
 		var te *TargetError
 		switch {
@@ -246,7 +252,10 @@ func (m *Model) Sweep(ctx context.Context, o SweepOptions) (*SweepResult, error)
 		if err != nil {
 			break
 		}
-		sw.NoRematPeakBytes = f.Remat.BeforePeakBytes
+		if f.Tiled == nil {
+			// A tiled fit's remat problem is the tiled graph's.
+			sw.NoRematPeakBytes = f.Remat.BeforePeakBytes
+		}
 		out.addRow(*row, n, f)
 		if row.Note != "" {
 			sw.Interrupted = true
@@ -263,7 +272,7 @@ func (m *Model) Sweep(ctx context.Context, o SweepOptions) (*SweepResult, error)
 		} else if row, ok := reuse(need, label); ok {
 			sw.Rows = append(sw.Rows, row)
 		} else {
-			row, n, f, err := fit(remat.BudgetBytes(need), label)
+			row, n, f, err := fit(remat.BudgetBytes(need), label, need)
 			var ib *remat.InfeasibleBudgetError
 			var te *TargetError
 			switch {
@@ -311,6 +320,12 @@ func sweepRow(f *Fit, label string) report.SweepRow {
 		Budget: label, BudgetBytes: res.BudgetBytes, PeakBytes: res.AfterPeakBytes,
 		OverheadPercent: res.OverheadPercent, OverheadSeconds: res.OverheadSeconds,
 		Recomputations: res.Recomputations, Solver: PlanSolver(res), Optimal: res.Optimal,
+	}
+	if t := f.Tiled; t != nil && t.CostBefore > 0 {
+		// The remat plan's overhead is over the tiled graph; the row's is
+		// over the model as given, the tiling's extra compute included.
+		row.OverheadSeconds += t.CostAfter - t.CostBefore
+		row.OverheadPercent = 100 * row.OverheadSeconds / t.CostBefore
 	}
 	if f.TargetErr == nil && f.Placement != nil {
 		row.TargetPeakBytes = f.Placement.PeakBytes
