@@ -268,12 +268,14 @@ func (m *Model) Fit(ctx context.Context, o FitOptions) (*Fit, error) {
 	if f.Placement, err = o.Target.Place(m.Graph, f.Rewrite); err != nil {
 		return f, err
 	}
-	if ep, ok := o.Target.(eagerPlacer); ok && f.Tiled != nil && f.Rewrite == nil {
+	if ep, ok := o.Target.(tiledPlacer); ok && f.Tiled != nil && f.Rewrite == nil {
 		// A tiled graph, nothing recomputed: its runtime's order can
 		// still hold a large value long after the node that shrinks it
-		// could have run (a pyramid's lateral branch); written with the
-		// target's eager constraints where they lower the peak.
-		if f.Placement, err = ep.PlaceEager(m.Graph); err != nil {
+		// could have run (ONNX Runtime and a pyramid's lateral branch),
+		// or run a band's Slice of a feed long before the band
+		// (TensorFlow.js's stack); written with the target's order
+		// constraints where they lower the peak.
+		if f.Placement, err = ep.PlaceTiled(m.Graph); err != nil {
 			return f, err
 		}
 	}
@@ -331,24 +333,38 @@ func (f *Fit) checkTarget() error {
 }
 
 // eagerPeak is the peak, and the node at it, of the tiled graph g as the
-// target writes it (PlaceEager: with eager order constraints where they
-// lower the peak), when that is below peak, tiling's own prediction at
-// node; otherwise peak and node.
+// target writes it (PlaceTiled: with order constraints where they lower
+// the peak), when that is below peak, tiling's own prediction at node;
+// otherwise peak and node.
 func eagerPeak(t targets.Target, g *ir.Graph, peak int64, node string) (int64, string) {
-	ep, ok := t.(eagerPlacer)
+	p, ok := t.(tiledPlacer)
 	if !ok {
 		return peak, node
 	}
-	pl, err := ep.PlaceEager(g)
-	if err != nil || pl.PeakBytes >= peak {
+	wp, wn, err := writtenPeak(t, p, g)
+	if err != nil || wp >= peak {
 		return peak, node
 	}
+	if wn == "" {
+		wn = node
+	}
+	return wp, wn
+}
+
+// writtenPeak is the peak of the tiled graph g as target t (placing it
+// with p) writes it, and the node at it when the target can say.
+func writtenPeak(t targets.Target, p tiledPlacer, g *ir.Graph) (int64, string, error) {
+	pl, err := p.PlaceTiled(g)
+	if err != nil {
+		return 0, "", err
+	}
+	node := ""
 	if tl, ok := t.(targets.Timeliner); ok {
 		if sim, steps, err := tl.Timeline(g, nil, pl.Writing); err == nil && sim.PeakStep >= 0 {
 			node = steps[sim.PeakStep].String()
 		}
 	}
-	return pl.PeakBytes, node
+	return pl.PeakBytes, node, nil
 }
 
 // TileError is the remat pass's error (Err: the budget is below what

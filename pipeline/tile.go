@@ -41,11 +41,13 @@ type runOrder interface {
 	RunOrder(g *ir.Graph) ([]*ir.Node, error)
 }
 
-// eagerPlacer is a target that can write a graph without a rewrite so
-// that its runtime runs nodes that shrink large values early, where that
-// lowers the predicted peak (targets/ort's eager constraints).
-type eagerPlacer interface {
-	PlaceEager(g *ir.Graph) (*targets.Placement, error)
+// tiledPlacer is a target that can write a graph without a rewrite (a
+// tiled graph) with order constraints where they lower the predicted peak:
+// targets/ort's eager constraints, which make ONNX Runtime run nodes that
+// shrink large values early, and targets/tfjs's, which make TensorFlow.js
+// follow the graph's own order.
+type tiledPlacer interface {
+	PlaceTiled(g *ir.Graph) (*targets.Placement, error)
 }
 
 // ORTBlock is the channel block of ONNX Runtime's NCHWc layout on the
@@ -94,8 +96,13 @@ func tileOptions(g *ir.Graph, t targets.Target, prof *profiles.Profile, budget i
 		o.Order = r.RunOrder
 	}
 	if r, ok := t.(runtimeOrderer); ok {
-		// TensorFlow.js: the order it runs the written graph in.
+		// TensorFlow.js: the order it runs the written graph in, and when
+		// that does not reach the budget, the graph's own order, forced
+		// where the runtime would leave it.
 		o.Order = r.RuntimeOrder
+		if p, ok := t.(tiledPlacer); ok {
+			o.Written = func(g *ir.Graph) (int64, string, error) { return writtenPeak(t, p, g) }
+		}
 	}
 	if _, ok := t.(onnxRuntime); ok {
 		// ONNX Runtime: where a region may end without changing the

@@ -60,12 +60,12 @@ func TestEagerConstraintsInORT(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	pl, err := ortt.Target{}.PlaceEager(g)
+	pl, err := ortt.Target{}.PlaceTiled(g)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(pl.Writing.Order) != 1 || pl.PeakBytes >= before.PeakBytes {
-		t.Fatalf("PlaceEager: %d constraints, predicted peak %d against %d without", len(pl.Writing.Order), pl.PeakBytes, before.PeakBytes)
+		t.Fatalf("PlaceTiled: %d constraints, predicted peak %d against %d without", len(pl.Writing.Order), pl.PeakBytes, before.PeakBytes)
 	}
 	requireORT(t)
 	dir := t.TempDir()

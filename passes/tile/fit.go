@@ -42,6 +42,15 @@ type Options struct {
 	MaxExtra float64
 	// MaxRegions bounds the regions tiled (default 12).
 	MaxRegions int
+	// Written, when set, returns the peak (and the node at it) of a tiled
+	// graph as the target writes it for a runtime that orders the graph
+	// itself but takes order constraints (TensorFlow.js's gates): the
+	// constraints make the runtime follow the graph's own order (g.Nodes)
+	// where Order would lose its peak. When the search in Order does not
+	// reach the budget, Fit searches again in the graph's own order and
+	// keeps that plan if the graph as written peaks lower
+	// (Result.Forced).
+	Written func(g *ir.Graph) (peak int64, node string, err error)
 }
 
 // Result reports what Fit did.
@@ -57,6 +66,10 @@ type Result struct {
 	Regions []RegionReport
 	// Evaluated counts the candidate rewrites simulated.
 	Evaluated int
+	// Forced reports that the regions were chosen in the graph's own
+	// order (Options.Written): PeakAfter is the peak as the target writes
+	// the graph, the regions' peaks are in that order.
+	Forced bool
 }
 
 // RegionReport describes one tiled region.
@@ -150,6 +163,8 @@ type fitter struct {
 	cost     func(*ir.Node) float64
 	baseCost float64
 	debug    func(error) // tests: why a candidate failed
+	// before is the untiled graph's peak in opts.Order.
+	before int64
 }
 
 func newFitter(g *ir.Graph, opts Options) (*fitter, error) {
@@ -237,8 +252,9 @@ func (c candidate) key() string {
 	return b.String()
 }
 
-// step is one region of a plan with its band count; its bands have
-// distinct sizes where the extent allows (Split.Distinct).
+// step is one region of a plan with its band count; under a memory model
+// with the planner's reuse its bands have distinct sizes where the extent
+// allows (Split.Distinct).
 type step struct {
 	cand  candidate
 	bands int
@@ -353,19 +369,45 @@ func (f *fitter) apply(st *state, s step) bool {
 // axis when s.cols > 1, checking each rewrite against the runtime's
 // rules. It returns the bands' rewrite and the tiles' (one per band).
 func (f *fitter) applyStep(g *ir.Graph, nodes []*ir.Node, keep []*ir.Value, s step) (*Tiled, []*Tiled, error) {
-	tl, err := f.applyChecked(g, Region{Nodes: nodes, Axis: f.opts.Axis}, Split{Bands: s.bands, Distinct: true, Keep: keep})
+	keep = readOutside(g, nodes, keep)
+	// Distinct band sizes keep a planner that reuses a freed buffer for
+	// the next value of its shape from chaining the bands' buffers; a
+	// runtime without one (TensorFlow.js) takes equal bands.
+	distinct := f.opts.Memory.Reuse
+	tl, err := f.applyChecked(g, Region{Nodes: nodes, Axis: f.opts.Axis}, Split{Bands: s.bands, Distinct: distinct, Keep: keep})
 	if err != nil || s.cols < 2 {
 		return tl, nil, err
 	}
 	var inner []*Tiled
 	for _, band := range tl.BandNodes {
-		t, err := f.applyChecked(g, Region{Nodes: band, Axis: f.opts.GridAxis}, Split{Bands: s.cols, Distinct: true})
+		t, err := f.applyChecked(g, Region{Nodes: band, Axis: f.opts.GridAxis}, Split{Bands: s.cols, Distinct: distinct})
 		if err != nil {
 			return nil, nil, fmt.Errorf("a band split into %d tiles: %w", s.cols, err)
 		}
 		inner = append(inner, t)
 	}
 	return tl, inner, nil
+}
+
+// readOutside returns the values of keep that a node outside nodes, or
+// g's outputs, read: when both regions of a pair (choose) recompute a
+// skip, the second finds no reader of the original left.
+func readOutside(g *ir.Graph, nodes []*ir.Node, keep []*ir.Value) []*ir.Value {
+	in := make(map[*ir.Node]bool, len(nodes))
+	for _, n := range nodes {
+		in[n] = true
+	}
+	var out []*ir.Value
+	for _, v := range keep {
+		read := slices.Contains(g.Outputs, v)
+		for _, u := range v.Uses {
+			read = read || !in[u.Node]
+		}
+		if read {
+			out = append(out, v)
+		}
+	}
+	return out
 }
 
 // applyChecked is Apply followed by the runtime's check.
@@ -418,6 +460,46 @@ func (f *fitter) simulate(st *state) bool {
 }
 
 func (f *fitter) run() (*Result, error) {
+	res := &Result{CostBefore: f.baseCost}
+	cur, err := f.search(res)
+	if err != nil {
+		return nil, err
+	}
+	res.PeakBefore = f.before
+	peak, node := cur.peak.PeakBytes, ""
+	if cur.peak.PeakStep >= 0 {
+		node = cur.seq[cur.peak.PeakStep].String()
+	}
+	if o := f.opts; o.Written != nil && o.Budget > 0 && peak > o.Budget {
+		// The runtime's own order does not reach the budget: search again
+		// in the graph's order, which the target forces when it writes
+		// the graph, and keep that plan when the graph as written peaks
+		// lower.
+		o.Order, o.Written = nil, nil
+		pf, err := newFitter(f.g, o)
+		if err != nil {
+			return nil, err
+		}
+		alt, err := pf.search(res)
+		if err != nil {
+			return nil, err
+		}
+		if len(alt.plan) > 0 {
+			if wp, wn, err := f.opts.Written(alt.g); err == nil && wp < peak {
+				if wn == "" && alt.peak.PeakStep >= 0 {
+					wn = alt.seq[alt.peak.PeakStep].String()
+				}
+				f, cur, peak, node = pf, alt, wp, wn
+				res.Forced = true
+			}
+		}
+	}
+	return f.finish(cur, res, peak, node)
+}
+
+// search runs Fit's greedy search from the untiled graph and returns its
+// best state; res counts the candidates it evaluates.
+func (f *fitter) search(res *Result) (*state, error) {
 	cur, ok := f.build(nil)
 	if !ok {
 		_, _, err := f.peak(cloneGraph(f.g))
@@ -426,17 +508,23 @@ func (f *fitter) run() (*Result, error) {
 		}
 		return nil, err
 	}
-	res := &Result{PeakBefore: cur.peak.PeakBytes, CostBefore: f.baseCost}
+	f.before = cur.peak.PeakBytes
 	for iter := 0; iter < 4*f.opts.MaxRegions; iter++ {
 		if f.opts.Budget > 0 && cur.peak.PeakBytes <= f.opts.Budget {
 			break
 		}
-		next := f.choose(cur, res)
+		next := f.choose(cur, res, true)
 		if next == nil || len(next.plan) > f.opts.MaxRegions {
 			break
 		}
 		cur = next
 	}
+	return cur, nil
+}
+
+// finish reports cur's plan region by region and applies it to f.g;
+// peak is the graph's peak as the target runs it, at node.
+func (f *fitter) finish(cur *state, res *Result, peak int64, node string) (*Result, error) {
 	// Each region's effect (plan prefixes on copies), then the plan on g.
 	prev, _ := f.build(nil)
 	for k, s := range cur.plan {
@@ -470,22 +558,29 @@ func (f *fitter) run() (*Result, error) {
 			return nil, fmt.Errorf("tile: internal error: a region that applied to a copy fails on the graph: %w", err)
 		}
 	}
-	res.PeakAfter, res.CostAfter = cur.peak.PeakBytes, cur.cost
-	if cur.peak.PeakStep >= 0 {
-		res.PeakNode = cur.seq[cur.peak.PeakStep].String()
-	}
+	res.PeakAfter, res.PeakNode, res.CostAfter = peak, node, cur.cost
 	if f.opts.Budget > 0 && res.PeakAfter > f.opts.Budget {
 		return res, &BudgetError{PeakBytes: res.PeakAfter, Budget: f.opts.Budget, Node: res.PeakNode}
 	}
 	return res, nil
 }
 
+// pairBands are the band counts pairs of closures are tried with; choose
+// looks one move past the pair of least peak at each.
+var pairBands = []int{2, 4, 8}
+
 // choose tries the candidates around cur's peak, each merged with the
 // plan's regions it overlaps, and returns the best new state, or nil when
 // none lowers the peak. The best lowers the peak (down to the budget) the
 // most per unit of extra compute; candidates adding nothing count a
 // thousandth of the graph's cost.
-func (f *fitter) choose(cur *state, res *Result) *state {
+//
+// With look set, choose also looks one move past the most promising
+// pairs of closures (pair): a skip read whole by a global pool and again
+// after it holds the peak until both readers recompute it, and even then
+// the originals kept for earlier readers hold it, so no single move
+// lowers it.
+func (f *fitter) choose(cur *state, res *Result, look bool) *state {
 	var best *state
 	var bestScore float64
 	consider := func(s *state) {
@@ -527,13 +622,50 @@ func (f *fitter) choose(cur *state, res *Result) *state {
 		score float64
 	}
 	var ranked []scored
-	for _, c := range f.candidates(cur) {
+	cands, closures := f.candidates(cur)
+	// Pairs of closures that recompute a skip in common: a skip read
+	// whole before a global pool and band-wise after it is freed only
+	// when both readers recompute it. The original producers the pair
+	// keeps for earlier readers then hold the peak, so with look set
+	// the pair of least peak at each band count is looked one move
+	// ahead (there without pairs).
+	pairs := make([]*state, len(pairBands)) // the least peak per band count
+	for i, a := range closures {
+		for _, b := range closures[i+1:] {
+			if !look || !shareKept(a, b) {
+				continue
+			}
+			for k, p := range pairBands {
+				if p > f.opts.MaxBands {
+					continue
+				}
+				if s := f.pair(cur, inPlan, a, b, p, res); s != nil {
+					consider(s)
+					if lp := pairs[k]; lp == nil || s.peak.PeakBytes < lp.peak.PeakBytes ||
+						s.peak.PeakBytes == lp.peak.PeakBytes && f.excess(s) < f.excess(lp) {
+						pairs[k] = s
+					}
+				}
+			}
+		}
+	}
+	if look {
+		for _, s := range pairs {
+			if s == nil {
+				continue
+			}
+			if next := f.choose(s, res, false); next != nil {
+				consider(next)
+			}
+		}
+	}
+	for _, c := range cands {
 		sc := -1.0
 		for _, p := range screenBands {
 			if p > f.opts.MaxBands {
 				continue
 			}
-			if s, ok := f.trial(cur, inPlan, c, p, 0, res); ok {
+			for _, s := range f.trial(cur, inPlan, c, p, 0, res) {
 				consider(s)
 				sc = max(sc, f.score(cur, s))
 			}
@@ -557,13 +689,29 @@ func (f *fitter) choose(cur *state, res *Result) *state {
 		}
 		for _, sp := range f.splits(bandChoices, i < gridCandidates) {
 			if sp[1] > 0 || !slices.Contains(screenBands, sp[0]) {
-				if s, ok := f.trial(cur, inPlan, r.c, sp[0], sp[1], res); ok {
+				for _, s := range f.trial(cur, inPlan, r.c, sp[0], sp[1], res) {
 					consider(s)
 				}
 			}
 		}
 	}
 	return best
+}
+
+// excess is the bytes of st's steps above the budget, summed over the
+// steps (above one byte under the peak when Fit has no budget: the
+// number of steps at the peak): among states of one peak, the one
+// nearer the budget.
+func (f *fitter) excess(st *state) int64 {
+	line := f.opts.Budget
+	if line <= 0 {
+		line = st.peak.PeakBytes - 1
+	}
+	var e int64
+	for _, d := range st.peak.During {
+		e += max(0, d-line)
+	}
+	return e
 }
 
 // score is what choose maximises: the peak lowered (down to the budget)
@@ -577,17 +725,69 @@ func (f *fitter) score(cur, s *state) float64 {
 
 // trial builds cur's plan with candidate c at p bands: c merged with the
 // regions it overlaps (inPlan holds their nodes), or added to a copy of
-// cur's graph when it overlaps none.
-func (f *fitter) trial(cur *state, inPlan map[int]bool, c candidate, p, q int, res *Result) (*state, bool) {
-	res.Evaluated++
+// cur's graph when it overlaps none. A candidate that overlaps the plan's
+// regions only in nodes they left in the graph (the producers of values
+// kept for outside readers, Split.Keep, which the bands recompute) is
+// also tried added as a region of its own: the kept originals are then
+// tiled apart from the bands' copies, as where a pair of regions
+// recomputes a skip late in the graph and its original is tiled where it
+// is computed first. It returns the states that built.
+func (f *fitter) trial(cur *state, inPlan map[int]bool, c candidate, p, q int, res *Result) []*state {
+	overlap, removed := false, false
 	for _, i := range c.nodes {
 		if inPlan[i] {
-			plan := merge(cur.plan, c)
-			plan[len(plan)-1].bands, plan[len(plan)-1].cols = p, q
-			return f.build(plan)
+			overlap = true
+			removed = removed || cur.node[i] == nil
 		}
 	}
-	return f.extend(cur, step{cand: c, bands: p, cols: q})
+	var out []*state
+	if overlap {
+		res.Evaluated++
+		plan := merge(cur.plan, c)
+		plan[len(plan)-1].bands, plan[len(plan)-1].cols = p, q
+		if s, ok := f.build(plan); ok {
+			out = append(out, s)
+		}
+	}
+	if !overlap || !removed {
+		res.Evaluated++
+		if s, ok := f.extend(cur, step{cand: c, bands: p, cols: q}); ok {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// shareKept reports whether candidates a and b both keep the value of a
+// node (both recompute it for readers outside them).
+func shareKept(a, b candidate) bool {
+	for _, i := range a.keep {
+		if slices.Contains(b.keep, i) {
+			return true
+		}
+	}
+	return false
+}
+
+// pair adds candidates a and b to cur's plan at p bands each, a first,
+// or returns nil when either shares a node with the plan's regions or
+// the two do not apply together. They may share the originals a keeps
+// (the producers of skips both recompute).
+func (f *fitter) pair(cur *state, inPlan map[int]bool, a, b candidate, p int, res *Result) *state {
+	for _, i := range slices.Concat(a.nodes, b.nodes) {
+		if inPlan[i] {
+			return nil
+		}
+	}
+	res.Evaluated++
+	st, ok := f.extend(cur, step{cand: a, bands: p})
+	if !ok {
+		return nil
+	}
+	if st, ok = f.extend(st, step{cand: b, bands: p}); !ok {
+		return nil
+	}
+	return st
 }
 
 // splits lists the splits of a region Fit tries: each band count of
@@ -745,10 +945,9 @@ func prod(d []int64) int64 {
 // the producers and readers of the largest buffers live there (band
 // copies stand for their originals; the rewrite's Slices and Concats for
 // the nodes they connect).
-func (f *fitter) candidates(cur *state) []candidate {
+func (f *fitter) candidates(cur *state) (cands, closures []candidate) {
 	gr := newGrower(f.g, f.opts)
 	seen := map[string]bool{}
-	var out []candidate
 	orig := func(n *ir.Node) []*ir.Node {
 		if i, ok := cur.orig[n]; ok && i >= 0 {
 			return []*ir.Node{f.g.Nodes[i]}
@@ -769,7 +968,7 @@ func (f *fitter) candidates(cur *state) []candidate {
 		}
 		return around
 	}
-	var seeds [][]*ir.Node
+	var seeds, single [][]*ir.Node
 	pk := cur.peak
 	if pk.PeakStep >= 0 {
 		seeds = append(seeds, orig(cur.seq[pk.PeakStep]))
@@ -791,6 +990,13 @@ func (f *fitter) candidates(cur *state) []candidate {
 		if len(readers) > 0 {
 			seeds = append(seeds, readers)
 		}
+		if len(readers) > 1 {
+			// Each reader alone, for closures: the readers of a skip
+			// before and after a global pool cannot share a region.
+			for _, r := range readers {
+				single = append(single, []*ir.Node{r})
+			}
+		}
 		// A freed buffer waits for a later value of its shape (ONNX
 		// Runtime's planner): tiling that value frees the buffer.
 		for j := pk.PeakStep + 1; j < len(cur.seq); j++ {
@@ -801,13 +1007,28 @@ func (f *fitter) candidates(cur *state) []candidate {
 			}
 		}
 	}
+	closed := map[string]bool{}
+	for _, s := range slices.Concat(seeds, single) {
+		for _, c := range gr.closures(s, pk.PeakBytes) {
+			if k := c.key(); !closed[k] {
+				closed[k] = true
+				closures = append(closures, c)
+			}
+		}
+	}
 	for _, s := range seeds {
 		for _, c := range gr.grow(s, pk.PeakBytes) {
 			if k := c.key(); !seen[k] {
 				seen[k] = true
-				out = append(out, c)
+				cands = append(cands, c)
 			}
 		}
 	}
-	return out
+	for _, c := range closures {
+		if k := c.key(); !seen[k] {
+			seen[k] = true
+			cands = append(cands, c)
+		}
+	}
+	return cands, closures
 }

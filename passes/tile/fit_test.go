@@ -213,3 +213,82 @@ func TestMACsTF(t *testing.T) {
 		}
 	}
 }
+
+// seTail builds the last stage of a segmentation net that squeezes and
+// excites at full resolution (MediaPipe's selfie segmenter ends so): a
+// skip s (a conv of the image) and a decoder value c (a conv of an
+// upsampled quarter-size value) are summed, a global pool reads the sum
+// whole, and s and c are both read again after it. Whatever the order,
+// the sum, s and c are live together at the pool unless both of the
+// sum's readers, before and after the pool, recompute s and c band by
+// band from the image and the quarter-size value.
+func seTail(t testing.TB) *ir.Graph {
+	b := newGB(t, 5, 17)
+	pad1 := [4]int64{1, 1, 1, 1}
+	x := b.input(1, 3, 64, 64)
+	s := b.op("Relu", []*ir.Value{b.conv(x, 16, 3, 1, 1, pad1, 1)})
+	d := b.op("MaxPool", []*ir.Value{s}, ir.IntsAttr("kernel_shape", 2, 2), ir.IntsAttr("strides", 2, 2))
+	d = b.op("Relu", []*ir.Value{b.conv(d, 16, 3, 1, 1, pad1, 1)})
+	scales := b.g.AddParam(b.name("scales"), ir.TensorOf(ir.Float32, 4), ir.Float32Tensor([]int64{4}, 1, 1, 2, 2))
+	u := b.op("Resize", []*ir.Value{d, nil, scales}, ir.StringAttr("mode", "nearest"),
+		ir.StringAttr("coordinate_transformation_mode", "asymmetric"), ir.StringAttr("nearest_mode", "floor"))
+	c := b.conv(u, 16, 3, 1, 1, pad1, 1)
+	sum := b.op("Add", []*ir.Value{s, c})
+	v := b.op("Sigmoid", []*ir.Value{b.conv(b.op("GlobalAveragePool", []*ir.Value{sum}), 16, 1, 1, 1, [4]int64{}, 1)})
+	y := b.op("Add", []*ir.Value{b.op("Mul", []*ir.Value{s, v}), c})
+	y = b.conv(b.op("Relu", []*ir.Value{b.conv(y, 16, 3, 1, 1, pad1, 1)}), 1, 3, 1, 1, pad1, 1)
+	b.g.AddOutput(y)
+	return b.g
+}
+
+// TestFitRecomputesSkipsAroundGlobalPool fits seTail in its own order
+// below the three full-resolution values the pool's step holds: no single
+// region lowers that step (a region recomputing the skips for one of
+// their readers leaves the originals held for the other), so Fit needs
+// its pairs of closures and the move past them. The rewrite must keep
+// its types, reach the budget and compute the same outputs in ONNX
+// Runtime at level disabled. (Without Runtime rules: under ORT's layout
+// optimizer the pool read from a Concat would change layout, and the
+// ORT rules refuse the region that does that; TensorFlow.js has no such
+// rule, and selfie fits so in cmd's tests.)
+func TestFitRecomputesSkipsAroundGlobalPool(t *testing.T) {
+	g := seTail(t)
+	orig := cloneGraph(g)
+	mem := memory.Options{}
+	peak := func(g *ir.Graph) int64 {
+		r, err := memory.Simulate(g, g.Nodes, mem)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r.PeakBytes
+	}
+	before := peak(g)
+	const full = 16 * 64 * 64 * 4 // one full-resolution value
+	budget := before - full/2
+	if before < 3*full {
+		t.Fatalf("the pool's step holds %d B, want at least three full-resolution values (%d B)", before, 3*full)
+	}
+	res, err := Fit(g, Options{Memory: mem, Budget: budget})
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkTypes(t, g)
+	if after := peak(g); after > budget || after != res.PeakAfter {
+		t.Fatalf("peak %d → %d (result says %d), budget %d", before, after, res.PeakAfter, budget)
+	}
+	kept := 0
+	for _, r := range res.Regions {
+		kept += len(r.Kept)
+	}
+	if kept == 0 {
+		t.Errorf("no region recomputes a skip for its readers (%d regions)", len(res.Regions))
+	}
+	t.Logf("peak %d → %d B, %d regions, +%.1f%% compute", before, res.PeakAfter, len(res.Regions), 100*(res.CostAfter-res.CostBefore)/res.CostBefore)
+	if testing.Short() {
+		return
+	}
+	requireORT(t)
+	if !sameInORT(t, orig, g, "disabled") {
+		t.Error("the fitted graph's outputs differ at level disabled")
+	}
+}

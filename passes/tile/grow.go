@@ -191,3 +191,90 @@ func (gr *grower) grow(seed []*ir.Node, peak int64) []candidate {
 	emit()
 	return out
 }
+
+// closures returns seed's closure candidates (closure) at the thresholds
+// of closureDivs.
+func (gr *grower) closures(seed []*ir.Node, peak int64) []candidate {
+	var out []candidate
+	for _, div := range closureDivs {
+		if c, ok := gr.closure(seed, peak/div); ok {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// closureDivs give the thresholds of closure candidates: peak/4 and
+// peak/8.
+var closureDivs = []int64{4, 8}
+
+// closure returns the region that seed grows into when every boundary
+// value of at least least bytes is taken in: up to its producer (the value
+// then kept for readers outside, Split.Keep, and the producer's own
+// inputs followed up in turn, never its other readers) or down to its
+// local readers. It is the region that recomputes, band by band, the
+// large skips a stage reads from earlier stages, back to values under
+// least or the feeds: a greedy growth (grow) takes one boundary at a time
+// and can stop between two regions that only lower the peak together.
+func (gr *grower) closure(seed []*ir.Node, least int64) (candidate, bool) {
+	in := map[*ir.Node]bool{}
+	up := map[*ir.Node]bool{}
+	add := func(n *ir.Node, isUp bool) bool {
+		u, ok := gr.unit(n)
+		if !ok {
+			return false
+		}
+		for _, m := range u {
+			in[m] = true
+			up[m] = isUp
+		}
+		return true
+	}
+	for _, s := range seed {
+		add(s, false)
+	}
+	if len(in) == 0 || least <= 0 {
+		return candidate{}, false
+	}
+	for range maxGrowth {
+		grew := false
+		for _, n := range gr.g.Nodes {
+			if !in[n] {
+				continue
+			}
+			for _, s := range gr.rule(n).Inputs {
+				v := n.Inputs[s.Slot]
+				if v.Def != nil && !in[v.Def] && gr.rule(v.Def) != nil && bytesOf(v) >= least && add(v.Def, true) {
+					grew = true
+				}
+			}
+			if v := n.Outputs[0]; !up[n] && bytesOf(v) >= least {
+				for _, u := range v.Uses {
+					if !in[u.Node] && gr.rule(u.Node) != nil && add(u.Node, false) {
+						grew = true
+					}
+				}
+			}
+		}
+		if !grew {
+			break
+		}
+	}
+	var c candidate
+	for i, n := range gr.g.Nodes {
+		if !in[n] {
+			continue
+		}
+		c.nodes = append(c.nodes, i)
+		if !up[n] {
+			continue
+		}
+		for _, u := range n.Outputs[0].Uses {
+			if !in[u.Node] {
+				c.keep = append(c.keep, i)
+				break
+			}
+		}
+	}
+	return c, true
+}

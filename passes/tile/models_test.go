@@ -209,9 +209,9 @@ func tileAndMeasure(t *testing.T, m modelTarget) string {
 	}
 	measuredBefore, _ := measureORT(t, orig, po, inputs, onnxexp.Options{})
 	// Written as the pipeline writes a tiled graph: with ORT's eager
-	// constraints where they lower the predicted peak (PlaceEager), which
+	// constraints where they lower the predicted peak (PlaceTiled), which
 	// is then the prediction.
-	pl, err := ortt.Target{}.PlaceEager(g)
+	pl, err := ortt.Target{}.PlaceTiled(g)
 	if err != nil {
 		t.Fatal(err)
 	}

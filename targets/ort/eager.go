@@ -244,11 +244,11 @@ func eagerOptions(g *ir.Graph, opts onnxexp.Options) (out onnxexp.Options, unfor
 	return out, unforced, nil
 }
 
-// PlaceEager is Place for a graph written without a rewrite (a tiled
+// PlaceTiled is Place for a graph written without a rewrite (a tiled
 // graph), with the eager constraints that lower ORT's predicted peak
 // (eagerOptions). Its UnforcedPeakBytes is the peak without them; there
 // is no plan order (PlanOrderPeakBytes 0): g's own order is not one.
-func (Target) PlaceEager(g *ir.Graph) (*targets.Placement, error) {
+func (Target) PlaceTiled(g *ir.Graph) (*targets.Placement, error) {
 	opts, unforced, err := eagerOptions(g, sinksLast(g, exportOptions(nil)))
 	if err != nil {
 		return nil, err

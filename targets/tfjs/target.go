@@ -418,6 +418,16 @@ func (t Target) Place(g *ir.Graph, rw *remat.RewriteResult) (*targets.Placement,
 	return pl, nil
 }
 
+// PlaceTiled is Place for a graph written without a rewrite (a tiled
+// graph): g's own order is the plan's, and where TensorFlow.js's order of
+// the written graph loses that order's peak (its stack runs a band's
+// Slice of a feed at the start and holds it), order constraints chosen
+// by simulation hold the nodes it runs too early, as Place does for a
+// rewrite's.
+func (t Target) PlaceTiled(g *ir.Graph) (*targets.Placement, error) {
+	return t.Place(g, &remat.RewriteResult{Graph: g})
+}
+
 // canGate reports whether the exporter can hold n back with a gate: a
 // control input on an op that takes one safely, or an Identity on one of
 // its inputs.
