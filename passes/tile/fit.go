@@ -627,8 +627,8 @@ func (f *fitter) choose(cur *state, res *Result, look bool) *state {
 	// whole before a global pool and band-wise after it is freed only
 	// when both readers recompute it. The original producers the pair
 	// keeps for earlier readers then hold the peak, so with look set
-	// the pair of least peak at each band count is looked one move
-	// ahead (there without pairs).
+	// the pair of least peak at each band count, when it does not raise
+	// the peak, is looked one move ahead (there without pairs).
 	pairs := make([]*state, len(pairBands)) // the least peak per band count
 	for i, a := range closures {
 		for _, b := range closures[i+1:] {
@@ -651,7 +651,7 @@ func (f *fitter) choose(cur *state, res *Result, look bool) *state {
 	}
 	if look {
 		for _, s := range pairs {
-			if s == nil {
+			if s == nil || s.peak.PeakBytes > cur.peak.PeakBytes {
 				continue
 			}
 			if next := f.choose(s, res, false); next != nil {
