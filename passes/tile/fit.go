@@ -566,7 +566,8 @@ func (f *fitter) finish(cur *state, res *Result, peak int64, node string) (*Resu
 }
 
 // pairBands are the band counts pairs of closures are tried with; choose
-// looks one move past the pair of least peak at each.
+// looks one move past the pair of least peak at each, when that pair does
+// not raise the peak.
 var pairBands = []int{2, 4, 8}
 
 // choose tries the candidates around cur's peak, each merged with the
