@@ -490,8 +490,19 @@ func (f *Fit) Report(m *Model, output, budget string) *report.Compile {
 				region[name] = k + 1
 			}
 		}
+		late := map[string]string{} // a copy → why
+		for _, l := range t.Late {
+			r.Tiling.Late = append(r.Tiling.Late, report.TileLate{Node: l.Node, Output: l.Output, Copies: len(l.Copies),
+				FirstCopy: l.Copies[0], LastCopy: l.Copies[len(l.Copies)-1], ExtraSeconds: l.ExtraCost, ExtraPercent: l.ExtraPercent})
+			for _, c := range l.Copies {
+				late[c] = fmt.Sprintf("late: recomputes %s, which %s no longer produces, next to its readers", l.Output, l.Node)
+			}
+		}
 		for i := range r.Nodes {
 			n := &r.Nodes[i]
+			if why, ok := late[n.Node]; ok && n.Decision == "kept" {
+				n.Decision, n.Why = "late", why
+			}
 			k := region[n.Node]
 			if k == 0 {
 				continue

@@ -327,6 +327,10 @@ func printCompile(w io.Writer, r *report.Compile, res *remat.Result, budget rema
 	if t := r.Tiling; t != nil {
 		fmt.Fprintf(tw, "tiled:\t%d region(s): %s → %s predicted for %s, %+.1f%% compute\n",
 			len(t.Regions), formatBytes(t.PeakBeforeBytes), formatBytes(t.PeakAfterBytes), r.Target, t.ExtraPercent)
+		for _, l := range t.Late {
+			fmt.Fprintf(tw, "  late:\t%s (of %s) recomputed next to its readers by %d nodes %s … %s, %+.1f%% compute\n",
+				l.Output, l.Node, l.Copies, l.FirstCopy, l.LastCopy, l.ExtraPercent)
+		}
 		for _, g := range t.Regions {
 			fmt.Fprintf(tw, "  region:\t%d nodes %s … %s in %s (halo rows %v): peak %s → %s, %+.1f%% compute\n",
 				g.Nodes, g.FirstNode, g.LastNode, g.Split, g.HaloRows, formatBytes(g.PeakBeforeBytes), formatBytes(g.PeakAfterBytes), g.ExtraPercent)

@@ -100,7 +100,7 @@ table.decisions{width:100%;table-layout:auto}table.decisions code{word-break:bre
 table.decisions td:nth-child(1),table.decisions td:nth-child(3){max-width:180px}
 .src{font-size:0.8em;color:#fff;border-radius:3px;padding:0 4px;white-space:nowrap}
 .src.predicted{background:#0072b2}.src.measured{background:#009e73}
-.recomputed{color:#d55e00;font-weight:600}.kept{color:#333}.pinned{color:#7a4b00}.tiled{color:#0072b2;font-weight:600}
+.recomputed{color:#d55e00;font-weight:600}.kept{color:#333}.pinned{color:#7a4b00}.tiled{color:#0072b2;font-weight:600}.late{color:#009e73;font-weight:600}
 .note{background:#fff7e0;border-left:4px solid #e0a800;padding:6px 10px;margin:10px 0}
 .bad{background:#fde8e8;border-left-color:#cc0000}
 figure{margin:12px 0}figcaption{font-size:0.9em;color:#444;max-width:960px}
@@ -237,6 +237,14 @@ func (h *htmlWriter) tiling() {
 			k+1, esc(g.FirstNode), esc(g.LastNode), g.Nodes, esc(g.Split), gridAxes(g), g.HaloRows, formatBytes(g.PeakBeforeBytes), formatBytes(g.PeakAfterBytes), FormatSeconds(g.ExtraSeconds), g.ExtraPercent)
 	}
 	h.p("</table>\n")
+	if len(t.Late) > 0 {
+		h.p("<p>Before tiling, the fit moved %d output(s) that only late readers take and that no band can compute (a pool's argmax indices, positions in the whole image) next to those readers: the node no longer produces the output, so it can be tiled, and copies of the nodes the output depends on recompute it where it is read. The copies are marked <span class=\"late\">late</span> below.</p>\n<table class=\"tiling\">\n<tr><th>output</th><th>of</th><th>recomputed by</th><th class=\"num\">extra compute</th></tr>\n", len(t.Late))
+		for _, l := range t.Late {
+			h.p("<tr><td><code>%s</code></td><td><code>%s</code></td><td><code>%s</code> … <code>%s</code> (%d)</td><td class=\"num\">%s (%.1f%%)</td></tr>\n",
+				esc(l.Output), esc(l.Node), esc(l.FirstCopy), esc(l.LastCopy), l.Copies, FormatSeconds(l.ExtraSeconds), l.ExtraPercent)
+		}
+		h.p("</table>\n")
+	}
 }
 
 func (h *htmlWriter) timelines() {
@@ -340,6 +348,8 @@ func (h *htmlWriter) decisions(o HTMLOptions) {
 			class, decision = "recomputed", fmt.Sprintf("recomputed ×%d", n.Computations-1)
 		case n.Decision == "tiled":
 			class, decision = "tiled", fmt.Sprintf("tiled (region %d)", n.TiledRegion)
+		case n.Decision == "late":
+			class, decision = "late", "late"
 		case !n.Recomputable:
 			class, decision = "pinned", "kept (not recomputable)"
 		}

@@ -185,6 +185,23 @@ type Tiling struct {
 	PeakNode        string       `json:"peak_node"`
 	ExtraPercent    float64      `json:"extra_compute_percent"`
 	Regions         []TileRegion `json:"regions"`
+	// Late lists the outputs the fit moved next to their readers before
+	// tiling (a pool's argmax indices that a decoder reads), each
+	// recomputed there by copies of the nodes it depends on.
+	Late []TileLate `json:"late,omitempty"`
+}
+
+// TileLate is one output moved next to its readers: Node no longer
+// produces Output; Copies nodes (the first and last named, Node's copy
+// last) recompute it where its readers run, for the compute they add.
+type TileLate struct {
+	Node         string  `json:"node"`
+	Output       string  `json:"output"`
+	Copies       int     `json:"copies"`
+	FirstCopy    string  `json:"first_copy"`
+	LastCopy     string  `json:"last_copy"`
+	ExtraSeconds float64 `json:"extra_seconds"`
+	ExtraPercent float64 `json:"extra_compute_percent"`
 }
 
 // TileRegion is one tiled region: its nodes (the first and last named),
@@ -243,8 +260,10 @@ type Node struct {
 	CostSource     string   `json:"cost_source"`
 	Recomputable   bool     `json:"recomputable"`
 	// Decision is "kept" (computed once, held until its last use),
-	// "recomputed", or "tiled" (a node tiling created, a band copy or the
-	// Slice or Concat of a band, computed once); Computations counts how
+	// "recomputed", "tiled" (a node tiling created, a band copy or the
+	// Slice or Concat of a band, computed once) or "late" (a copy that
+	// recomputes a late output next to its readers, Tiling.Late);
+	// Computations counts how
 	// often the plan runs it.
 	Decision     string `json:"decision"`
 	Computations int    `json:"computations"`

@@ -70,6 +70,20 @@ type Result struct {
 	// order (Options.Written): PeakAfter is the peak as the target writes
 	// the graph, the regions' peaks are in that order.
 	Forced bool
+	// Late lists the late outputs recomputed next to their readers before
+	// the regions were chosen (lateOutput), in graph order.
+	Late []LateReport
+}
+
+// LateReport describes one late output that Fit recomputes next to its
+// readers: Node no longer produces Output, the Copies (Node's copy last)
+// do, at the cost ExtraCost (in Options.Cost's unit), ExtraPercent of
+// the original graph's cost.
+type LateReport struct {
+	Node, Output string
+	Copies       []string
+	ExtraCost    float64
+	ExtraPercent float64
 }
 
 // RegionReport describes one tiled region.
@@ -145,7 +159,12 @@ var bandChoices = []int{2, 3, 4, 6, 8, 12, 16, 24, 32}
 // tiles with fewer distinct extents per axis. Among the candidates that
 // bring the peak under the budget Fit takes the cheapest; when none does,
 // the cheapest of those within 2% of the lowest peak. It stops when no
-// candidate lowers the peak.
+// candidate lowers the peak. When that search misses the budget (or with
+// no budget), Fit searches again on graphs whose late outputs are
+// recomputed next to their readers (lateOutput: a SegNet's pool indices,
+// which keep the pool from being tiled and are live across the
+// bottleneck), and keeps the first that reaches the budget, else the
+// lowest (Result.Late).
 //
 // g is rewritten in place (every region through Apply); on a BudgetError
 // the regions that lowered the peak stay. Other errors leave g unchanged.
@@ -459,18 +478,45 @@ func (f *fitter) simulate(st *state) bool {
 	return true
 }
 
+// planned is the outcome of a search: the fitter that ran it (its graph
+// and order), its best state, and the peak as the target runs it, at node.
+type planned struct {
+	f      *fitter
+	cur    *state
+	peak   int64
+	node   string
+	forced bool
+}
+
+// run searches for a plan and applies it to f.g.
 func (f *fitter) run() (*Result, error) {
 	res := &Result{CostBefore: f.baseCost}
+	pl, err := f.plan(res)
+	if err != nil {
+		return nil, err
+	}
+	if f.opts.Budget == 0 || pl.peak > f.opts.Budget {
+		if pl, err = f.late(pl, res); err != nil {
+			return nil, err
+		}
+	}
+	res.Forced = pl.forced
+	return pl.f.finish(pl.cur, res, pl.peak, pl.node)
+}
+
+// plan searches in the target's order and, when that misses the budget
+// and Options.Written is set, in the graph's own order (see Written).
+func (f *fitter) plan(res *Result) (*planned, error) {
 	cur, err := f.search(res)
 	if err != nil {
 		return nil, err
 	}
 	res.PeakBefore = f.before
-	peak, node := cur.peak.PeakBytes, ""
+	pl := &planned{f: f, cur: cur, peak: cur.peak.PeakBytes}
 	if cur.peak.PeakStep >= 0 {
-		node = cur.seq[cur.peak.PeakStep].String()
+		pl.node = cur.seq[cur.peak.PeakStep].String()
 	}
-	if o := f.opts; o.Written != nil && o.Budget > 0 && peak > o.Budget {
+	if o := f.opts; o.Written != nil && o.Budget > 0 && pl.peak > o.Budget {
 		// The runtime's own order does not reach the budget: search again
 		// in the graph's order, which the target forces when it writes
 		// the graph, and keep that plan when the graph as written peaks
@@ -480,21 +526,79 @@ func (f *fitter) run() (*Result, error) {
 		if err != nil {
 			return nil, err
 		}
+		pf.baseCost = f.baseCost
 		alt, err := pf.search(res)
 		if err != nil {
 			return nil, err
 		}
 		if len(alt.plan) > 0 {
-			if wp, wn, err := f.opts.Written(alt.g); err == nil && wp < peak {
+			if wp, wn, err := f.opts.Written(alt.g); err == nil && wp < pl.peak {
 				if wn == "" && alt.peak.PeakStep >= 0 {
 					wn = alt.seq[alt.peak.PeakStep].String()
 				}
-				f, cur, peak, node = pf, alt, wp, wn
-				res.Forced = true
+				pl = &planned{f: pf, cur: alt, peak: wp, node: wn, forced: true}
 			}
 		}
 	}
-	return f.finish(cur, res, peak, node)
+	return pl, nil
+}
+
+// late searches again on graphs whose late outputs (lateOutput) are
+// recomputed next to their readers, the first k of them in graph order
+// for k = 1, 2, …, while their recomputation stays within MaxExtra, and
+// returns the first plan that reaches the budget (with no budget, the
+// lowest peak is the aim), else the one of least peak (pl when none is
+// lower). A chosen graph's late outputs are then
+// moved on f.g itself, and Result.Late reports them.
+func (f *fitter) late(pl *planned, res *Result) (*planned, error) {
+	cands := lateCandidates(f.g)
+	best, bestK := pl, 0
+	for k := 1; k <= len(cands); k++ {
+		h := cloneGraph(f.g)
+		if _, ok := moveLate(h, cands[:k]); !ok {
+			break
+		}
+		if f.opts.MaxExtra > 0 && f.total(h)-f.baseCost > f.opts.MaxExtra*f.baseCost {
+			break
+		}
+		hf, err := newFitter(h, f.opts)
+		if err != nil {
+			return nil, err
+		}
+		hf.baseCost = f.baseCost
+		before := res.PeakBefore
+		alt, err := hf.plan(res)
+		res.PeakBefore = before
+		if err != nil {
+			return nil, err
+		}
+		if alt.peak < best.peak {
+			best, bestK = alt, k
+		}
+		if f.opts.Budget > 0 && best.peak <= f.opts.Budget {
+			break
+		}
+	}
+	if bestK == 0 {
+		return pl, nil
+	}
+	// Apply the same moves to f.g: its nodes are h's before the moves,
+	// position for position, so the moves give h's graph again and the
+	// plan's positions mean the same nodes.
+	copies, _ := moveLate(f.g, cands[:bestK])
+	for i, c := range cands[:bestK] {
+		lr := LateReport{Node: c.node, Output: c.output}
+		for _, n := range copies[i] {
+			lr.Copies = append(lr.Copies, n.Name)
+			lr.ExtraCost += f.cost(n)
+		}
+		if f.baseCost > 0 {
+			lr.ExtraPercent = 100 * lr.ExtraCost / f.baseCost
+		}
+		res.Late = append(res.Late, lr)
+	}
+	best.f.g = f.g
+	return best, nil
 }
 
 // search runs Fit's greedy search from the untiled graph and returns its

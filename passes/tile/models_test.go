@@ -28,13 +28,20 @@ type realModel struct {
 	build func(t testing.TB) *ir.Graph
 }
 
-func zooModel(name string) realModel {
+func zooModel(name string) realModel { return zooSized(name, false) }
+
+// zooSized is the zoo model at its default size, or its small one.
+func zooSized(name string, small bool) realModel {
 	return realModel{name: "zoo:" + name, build: func(t testing.TB) *ir.Graph {
 		m, ok := zoo.Lookup(name)
 		if !ok {
 			t.Fatalf("zoo has no %s", name)
 		}
-		g, err := m.Build(m.Default)
+		cfg := m.Default
+		if small {
+			cfg = m.Small
+		}
+		g, err := m.Build(cfg)
 		if err != nil {
 			t.Fatal(err)
 		}
