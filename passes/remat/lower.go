@@ -38,7 +38,7 @@ type LowerOptions struct {
 	// WorkspaceParts when set (the target's memory.Options fields of the
 	// same names).
 	Arena          bool
-	Prepacked      func(n *ir.Node) int64
+	Prepacked      func(n *ir.Node) (bytes int64, key any)
 	WorkspaceParts func(n *ir.Node) []int64
 }
 
@@ -257,9 +257,19 @@ func Lower(g *ir.Graph, cost func(*ir.Node) float64, opts LowerOptions) (*Proble
 	if opts.Arena {
 		p.Arena = &Arena{}
 		if opts.Prepacked != nil {
+			// One buffer per key, for the first node that has it (its
+			// other nodes and every recomputation share it).
 			p.Arena.Prepacked = make([]int64, N)
+			packed := map[any]bool{}
 			for i, n := range m.Nodes {
-				p.Arena.Prepacked[i] = opts.Prepacked(n)
+				b, key := opts.Prepacked(n)
+				if key != nil {
+					if packed[key] {
+						continue
+					}
+					packed[key] = true
+				}
+				p.Arena.Prepacked[i] = b
 			}
 		}
 		if opts.WorkspaceParts != nil {

@@ -36,10 +36,16 @@ func newShadow(p *Problem, seq []int32) *shadow {
 	s := &shadow{g: ir.NewGraph("remat-problem"), nodes: make([]*ir.Node, n)}
 	s.g.Opsets = []ir.Opset{{Domain: shadowDomain, Version: 1}}
 	if p.Arena != nil && p.Arena.Prepacked != nil {
-		// The arena's prepacked weights, one per computation in sequence
-		// order, as the rewritten graph (Rewrite: its nodes in plan order)
-		// has them: nodes that never run, each standing for one.
+		// The arena's prepacked weights, one per node at its first
+		// computation in sequence order, as the rewritten graph (Rewrite:
+		// its nodes in plan order) has them (its recomputations share
+		// the weights): nodes that never run, each standing for one.
+		first := make([]bool, n)
 		for _, i := range seq {
+			if first[i] {
+				continue
+			}
+			first[i] = true
 			if b := p.Arena.Prepacked[i]; b > 0 {
 				if s.prepacked == nil {
 					s.prepacked = map[ir.ID]int64{}
@@ -120,7 +126,7 @@ func simulate(p *Problem, seq []int32) (*memory.Result, *shadow, error) {
 	if a := p.Arena; a != nil {
 		opts.Arena, opts.AlignBytes = true, memory.ArenaAlign
 		if a.Prepacked != nil {
-			opts.Prepacked = func(n *ir.Node) int64 { return s.prepacked[n.ID] }
+			opts.Prepacked = func(n *ir.Node) (int64, any) { return s.prepacked[n.ID], nil }
 		}
 		if a.WorkspaceParts != nil {
 			opts.WorkspaceParts = func(n *ir.Node) []int64 {

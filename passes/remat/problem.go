@@ -117,9 +117,11 @@ type Problem struct {
 // (Problem.Arena).
 type Arena struct {
 	// Prepacked, when not nil, gives per node the bytes its kernel copies
-	// its constant weights into when the session is created, once per
-	// computation of the node, before the first step and never released
-	// (memory.Options.Prepacked: ONNX Runtime's ConvTranspose filter).
+	// its constant weights into when the session is created, once for the
+	// node (its recomputations read the same weights and share the copy),
+	// before the first step and never released (memory.Options.Prepacked:
+	// ONNX Runtime's ConvTranspose filter; nodes that share a weight with an
+	// earlier node have 0).
 	Prepacked []int64
 	// WorkspaceParts, when not nil, splits a node's Workspace into the
 	// separate allocations its kernel makes, in order (nil or empty: one

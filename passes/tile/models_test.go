@@ -259,6 +259,9 @@ func tileAndMeasure(t *testing.T, m modelTarget) string {
 		measuredExtra = fmt.Sprintf("%+.1f%%", 100*(float64(b)/float64(a)-1))
 	}
 	var regions []string
+	for _, l := range res.Late {
+		regions = append(regions, fmt.Sprintf("%s late (%d nodes)", l.Output, len(l.Copies)))
+	}
 	for _, r := range res.Regions {
 		regions = append(regions, fmt.Sprintf("%d nodes %s…%s (%s, halo ≤%d)", len(r.Nodes), r.Nodes[0], r.Nodes[len(r.Nodes)-1], r.Split(), maxOf(r.Halo)))
 	}

@@ -99,19 +99,23 @@ func Memory() memory.Options {
 // weights MatMul, Gemm and LSTM prepack are reserved outside the arena's
 // chunks (the arena's held bytes grow by exactly their size: 786432 for a
 // 512×384 MatMul weight, with the 1 MiB first region still empty), and
-// initializers of at most 127 bytes likewise; they shape nothing.
-func Prepacked(n *ir.Node) int64 {
+// initializers of at most 127 bytes likewise; they shape nothing. The key
+// is the filter: ConvTranspose nodes reading the same initializer (a
+// tiled region's band copies, a recomputation) share one prepacked copy
+// (measured: three on one 32 KiB filter hold 32768 bytes, on three
+// filters 98304).
+func Prepacked(n *ir.Node) (int64, any) {
 	if n.Op != "ConvTranspose" || (n.Domain != "" && n.Domain != "ai.onnx") || len(n.Inputs) < 2 || n.Inputs[1] == nil {
-		return 0
+		return 0, nil
 	}
 	w := n.Inputs[1]
 	if !w.IsConst() && (w.Def == nil || w.Def.Op != "Constant") {
-		return 0
+		return 0, nil
 	}
 	if b, ok := w.Type.Bytes(); ok {
-		return b
+		return b, w
 	}
-	return 0
+	return 0, nil
 }
 
 // mlasConvWorkingBuffer is MLAS's per-thread convolution working buffer in
