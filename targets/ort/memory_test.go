@@ -285,6 +285,12 @@ func TestWorkspace(t *testing.T) {
 			n.Outputs[0].Type = f32(4, 2, 64, 64)
 			return n
 		}(), 262144},
+		{"sum of two", variadic("Sum", 2), 0},
+		{"sum of three", variadic("Sum", 3), 262144},
+		{"sum of five", variadic("Sum", 5), 262144},
+		{"max of three", variadic("Max", 3), 262144},
+		{"min of three", variadic("Min", 3), 262144},
+		{"mean of three", variadic("Mean", 3), 262144},
 		{"lrn", func() *ir.Node {
 			n := conv("LRN", []int64{1, 16, 32, 32}, []int64{1}, []int64{1, 16, 32, 32})
 			n.SetAttr(ir.IntAttr("size", 5))
@@ -295,6 +301,23 @@ func TestWorkspace(t *testing.T) {
 			t.Errorf("%s: Workspace = %d, want %d (measured)", tt.name, got, tt.want)
 		}
 	}
+}
+
+// variadic is op over k inputs of f32[1,16,64,64], the second one
+// f32[1,16,1,1] (broadcast), as measured.
+func variadic(op string, k int) *ir.Node {
+	g := ir.NewGraph(op)
+	var ins []*ir.Value
+	for i := range k {
+		shape := f32(1, 16, 64, 64)
+		if i == 1 {
+			shape = f32(1, 16, 1, 1)
+		}
+		ins = append(ins, g.AddInput(fmt.Sprint("x", i), shape))
+	}
+	n := g.NewNode(op, "", ins, []string{"o"})
+	n.Outputs[0].Type = f32(1, 16, 64, 64)
+	return n
 }
 
 func TestORTLRNWorkspaceIsTwoAllocations(t *testing.T) {
