@@ -158,8 +158,11 @@ var bandChoices = []int{2, 3, 4, 6, 8, 12, 16, 24, 32}
 // the largest grows with their number, while a grid reaches as many
 // tiles with fewer distinct extents per axis. Among the candidates that
 // bring the peak under the budget Fit takes the cheapest; when none does,
-// the cheapest of those within 2% of the lowest peak. It stops when no
-// candidate lowers the peak. When that search misses the budget (or with
+// the cheapest of those within 2% of the lowest peak. When none lowers
+// the peak, Fit takes the one of the same peak with the fewest bytes
+// above the budget summed over the steps, per unit of extra compute
+// (several steps can share the peak: a pyramid's levels); it stops when
+// no candidate does either. When that search misses the budget (or with
 // no budget), Fit searches again on graphs whose late outputs are
 // recomputed next to their readers (lateOutput: a SegNet's pool indices,
 // which keep the pool from being tiled and are live across the
@@ -686,9 +689,38 @@ var pairBands = []int{2, 4, 8}
 // the originals kept for earlier readers hold it, so no single move
 // lowers it.
 func (f *fitter) choose(cur *state, res *Result, look bool) *state {
-	var best *state
-	var bestScore float64
+	var best, flat *state
+	var bestScore, flatScore float64
+	// Plateau moves: where several steps share the peak (a pyramid's
+	// levels can), no one region lowers it; a state of the same peak
+	// with fewer bytes above the budget summed over the steps (excess)
+	// is taken when nothing lowers the peak, scored by those bytes per
+	// unit of extra compute.
+	plateau := f.opts.Budget > 0 && cur.peak.PeakBytes > f.opts.Budget
+	var curExcess int64
+	if plateau {
+		curExcess = f.excess(cur)
+	}
+	flatGain := func(s *state) float64 {
+		if !plateau || s.peak.PeakBytes != cur.peak.PeakBytes {
+			return 0
+		}
+		if f.opts.MaxExtra > 0 && s.cost-f.baseCost > f.opts.MaxExtra*f.baseCost {
+			return 0
+		}
+		d := curExcess - f.excess(s)
+		if d <= 0 {
+			return 0
+		}
+		return float64(d) / (max(s.cost-cur.cost, 0) + f.baseCost/100)
+	}
 	consider := func(s *state) {
+		if g := flatGain(s); g > 0 {
+			if flat == nil || g > flatScore {
+				flat, flatScore = s, g
+			}
+			return
+		}
 		if s.peak.PeakBytes >= cur.peak.PeakBytes {
 			return
 		}
@@ -772,7 +804,12 @@ func (f *fitter) choose(cur *state, res *Result, look bool) *state {
 			}
 			for _, s := range f.trial(cur, inPlan, c, p, 0, res) {
 				consider(s)
-				sc = max(sc, f.score(cur, s))
+				if s.peak.PeakBytes < cur.peak.PeakBytes {
+					sc = max(sc, f.score(cur, s))
+				} else if g := flatGain(s); g > 0 {
+					// Below every candidate that lowers the peak.
+					sc = max(sc, 1e-12*g/(1+g))
+				}
 			}
 		}
 		if sc > 0 {
@@ -799,6 +836,9 @@ func (f *fitter) choose(cur *state, res *Result, look bool) *state {
 				}
 			}
 		}
+	}
+	if best == nil {
+		return flat
 	}
 	return best
 }

@@ -59,7 +59,7 @@ func TestLateOutput(t *testing.T) {
 	}
 }
 
-// TestFitMovesLateOutputs fits the small zoo SegNet to 90% of its ONNX
+// TestFitMovesLateOutputs fits the small zoo SegNet to 88% of its ONNX
 // Runtime peak, which tiling alone does not reach (the pools' inputs and
 // indices are whole tensors held across the bottleneck), and checks that
 // the fit moves indices late and stays bitwise exact.
@@ -75,7 +75,7 @@ func TestFitMovesLateOutputs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	budget := before.PeakBytes * 9 / 10
+	budget := before.PeakBytes * 88 / 100
 	opts := Options{Memory: mem, Budget: budget, Order: ortOrder, Runtime: &ORT, MaxExtra: 0.5}
 	f, err := newFitter(cloneGraph(g), opts)
 	if err != nil {
