@@ -164,6 +164,9 @@ type Floor struct {
 	TiledBytes  int64               `json:"tiled_floor_bytes"`
 	TiledNode   string              `json:"tiled_floor_node"`
 	Regions     []tile.RegionReport `json:"regions"`
+	// Late lists the outputs tiling moved next to their readers first
+	// (tile.Result.Late).
+	Late []tile.LateReport `json:"late,omitempty"`
 	// Note says why tiling found nothing, when it did not.
 	Note string `json:"note,omitempty"`
 }
@@ -199,7 +202,7 @@ func (m *Model) Floor(ctx context.Context, t targets.Target, prof *profiles.Prof
 		return f, nil
 	}
 	if res != nil {
-		f.TargetBytes, f.TiledBytes, f.TiledNode, f.Regions = res.PeakBefore, res.PeakAfter, res.PeakNode, res.Regions
+		f.TargetBytes, f.TiledBytes, f.TiledNode, f.Regions, f.Late = res.PeakBefore, res.PeakAfter, res.PeakNode, res.Regions, res.Late
 		if len(res.Regions) == 0 {
 			f.Note = "no region of spatially local ops lowers the peak"
 		}

@@ -131,6 +131,9 @@ func runInspect(ctx context.Context, o *inspectOptions, path string, st *Streams
 		fmt.Fprintf(w, "  single node\t%s\tnode %s's inputs and outputs (liveness): no rematerialization goes lower\n", formatBytes(f.NodeBytes), f.Node)
 		if f.TiledBytes > 0 {
 			fmt.Fprintf(w, "  tiled\t%s\tat %s, from %s under the %s memory model, %d region(s)\n", formatBytes(f.TiledBytes), f.TiledNode, formatBytes(f.TargetBytes), r.MemoryModel, len(f.Regions))
+			for _, l := range f.Late {
+				fmt.Fprintf(w, "    late\t%s (of %s)\trecomputed next to its readers by %d nodes, %+.1f%% compute\n", l.Output, l.Node, len(l.Copies), l.ExtraPercent)
+			}
 			for _, g := range f.Regions {
 				fmt.Fprintf(w, "    region\t%d nodes %s … %s\t%s, halo rows %v, %+.1f%% compute\n", len(g.Nodes), g.Nodes[0], g.Nodes[len(g.Nodes)-1], g.Split(), g.Halo, g.ExtraPercent)
 			}
