@@ -588,7 +588,10 @@ func (f *fitter) late(pl *planned, res *Result) (*planned, error) {
 	// Apply the same moves to f.g: its nodes are h's before the moves,
 	// position for position, so the moves give h's graph again and the
 	// plan's positions mean the same nodes.
-	copies, _ := moveLate(f.g, cands[:bestK])
+	copies, ok := moveLate(f.g, cands[:bestK])
+	if !ok {
+		return nil, errors.New("tile: internal error: late outputs that moved on a copy do not move on the graph")
+	}
 	for i, c := range cands[:bestK] {
 		lr := LateReport{Node: c.node, Output: c.output}
 		for _, n := range copies[i] {

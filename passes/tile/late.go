@@ -29,8 +29,10 @@ import (
 // the remat pass cannot drop: it is one output of a node whose other
 // output is needed early.
 //
-// It returns the copies (nil and false, leaving g unchanged, when n's
-// output k is not a late output: read by a graph output, or by no node).
+// It returns the copies; nil and false, leaving g unchanged, when n's
+// output k is not a late output (a graph output, or read by no node) or
+// the recomputation would replay a random or stateful op or a node with
+// subgraphs.
 func lateOutput(g *ir.Graph, n *ir.Node, k int) ([]*ir.Node, bool) {
 	if k == 0 || k >= len(n.Outputs) || n.Outputs[k] == nil || len(n.Outputs[k].Uses) == 0 || isOutput(g, n.Outputs[k]) {
 		return nil, false
