@@ -292,3 +292,40 @@ func TestFitRecomputesSkipsAroundGlobalPool(t *testing.T) {
 		t.Error("the fitted graph's outputs differ at level disabled")
 	}
 }
+
+// TestFitPlateau tiles a graph whose peak two steps share: two blocks of
+// two convolutions with the same working set (16 channels at 48×48, 64
+// at 24×24), pooled, separated by a Transpose, which ends a region. No
+// one region lowers the peak; Fit first takes a region that leaves the
+// peak where it was but lowers the bytes above the budget (a plateau
+// move), then the other block.
+func TestFitPlateau(t *testing.T) {
+	b := newGB(t, 3, 17)
+	pads := [4]int64{1, 1, 1, 1}
+	block := func(x *ir.Value, c int64) *ir.Value {
+		y := b.op("Relu", []*ir.Value{b.conv(x, c, 3, 1, 1, pads, 1)})
+		y = b.conv(y, c, 3, 1, 1, pads, 1)
+		return b.op("MaxPool", []*ir.Value{y}, ir.IntsAttr("kernel_shape", 2, 2), ir.IntsAttr("strides", 2, 2))
+	}
+	x := b.input(1, 16, 48, 48)
+	y := b.op("Transpose", []*ir.Value{block(x, 16)}, ir.IntsAttr("perm", 0, 1, 3, 2))
+	b.g.AddOutput(block(y, 64))
+	g := b.g
+	mem := memory.Options{}
+	before, err := memory.Simulate(g, g.Nodes, mem)
+	if err != nil {
+		t.Fatal(err)
+	}
+	budget := before.PeakBytes * 3 / 4
+	res, err := Fit(g, Options{Memory: mem, Budget: budget})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Regions) < 2 || res.Regions[0].PeakAfter != res.Regions[0].PeakBefore {
+		t.Fatalf("regions %+v: want a first region that leaves the peak (%d) where it was, then another", res.Regions, before.PeakBytes)
+	}
+	if res.PeakAfter > budget {
+		t.Fatalf("peak %d → %d, budget %d", before.PeakBytes, res.PeakAfter, budget)
+	}
+	checkTypes(t, g)
+}
