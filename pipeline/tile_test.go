@@ -1,11 +1,13 @@
 package pipeline
 
 import (
+	"context"
 	"errors"
 	"strings"
 	"testing"
 
 	"github.com/remat-compile/remat/ir"
+	"github.com/remat-compile/remat/passes/remat"
 	"github.com/remat-compile/remat/passes/tile"
 	"github.com/remat-compile/remat/profiles"
 	"github.com/remat-compile/remat/targets/ort"
@@ -37,5 +39,42 @@ func TestORTBlock(t *testing.T) {
 		if o.Runtime == nil || o.Runtime.Name != want {
 			t.Errorf("block %d: runtime %+v, want %s", block, o.Runtime, want)
 		}
+	}
+}
+
+// TestFitReportsLateOutputs fits the small zoo SegNet to 88% of ONNX
+// Runtime's peak with at most 50% extra compute for tiling, which
+// recomputation and tiling alone miss: the fit
+// moves the first pool's indices next to the decoder's unpool, and the
+// report names the moved output, its copies and their decision.
+func TestFitReportsLateOutputs(t *testing.T) {
+	ctx := context.Background()
+	m, err := Load(ctx, "zoo:segnet", LoadOptions{RequireStatic: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := m.Fit(ctx, FitOptions{Budget: remat.BudgetFraction(0.88), Target: ort.Target{}, TileMaxExtra: 0.5})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f.Tiled == nil || len(f.Tiled.Late) == 0 {
+		t.Fatalf("tiled %+v: want the first pool's indices moved", f.Tiled)
+	}
+	r := f.Report(m, "out.onnx", "88%")
+	if r.Tiling == nil || len(r.Tiling.Late) != len(f.Tiled.Late) {
+		t.Fatalf("report tiling %+v: want the moved outputs", r.Tiling)
+	}
+	l := r.Tiling.Late[0]
+	if l.Node != "enc1.pool" || l.Output != "enc1.pool.indices" || l.Copies < 2 || l.LastCopy != "enc1.pool_late" || l.ExtraPercent <= 0 {
+		t.Errorf("late %+v: want enc1.pool's indices recomputed by copies ending in enc1.pool_late", l)
+	}
+	decided := false
+	for _, n := range r.Nodes {
+		if n.Node == "enc1.pool_late" {
+			decided = n.Decision == "late" && strings.Contains(n.Why, "enc1.pool.indices")
+		}
+	}
+	if !decided {
+		t.Error("the copy of enc1.pool is not reported as late, with the output it recomputes")
 	}
 }
