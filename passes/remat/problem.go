@@ -291,6 +291,11 @@ func (p *Problem) Coarse() *Problem {
 	return &q
 }
 
+// MaxBytes bounds the bytes of a problem (ConstBytes and every node's
+// bytes together, Problem.Validate): the memory model replays plans as IR
+// values, whose sizes ir.DType.StorageBytes holds up to 2^62 bits.
+const MaxBytes = 1 << 59
+
 // LowerBoundSeconds is the sum of all compute costs: every plan computes
 // every node at least once (8a), so no plan costs less.
 func (p *Problem) LowerBoundSeconds() float64 {
@@ -344,8 +349,8 @@ func (p *Problem) Validate() error {
 		}
 		if b := p.Bytes[i]; b < 0 {
 			add("node %s (%d) has %d bytes", p.Name(i), i, b)
-		} else if total > math.MaxInt64-b {
-			add("the bytes of all nodes overflow int64")
+		} else if total > MaxBytes-b {
+			add("the bytes of all nodes and ConstBytes exceed %d (2^59), the most the memory model represents", int64(MaxBytes))
 		} else {
 			total += b
 		}
