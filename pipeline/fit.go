@@ -485,6 +485,7 @@ func (f *Fit) Report(m *Model, output, budget string) *report.Compile {
 			r.Tiling.Regions = append(r.Tiling.Regions, report.TileRegion{
 				Nodes: len(g.Nodes), FirstNode: g.Nodes[0], LastNode: g.Nodes[len(g.Nodes)-1], Bands: g.Bands, Axis: g.Axis,
 				TilesPerBand: g.Cols, GridAxis: g.GridAxis, Split: g.Split(), HaloRows: g.Halo, PeakBeforeBytes: g.PeakBefore, PeakAfterBytes: g.PeakAfter, ExtraSeconds: g.ExtraCost, ExtraPercent: g.ExtraPercent,
+				PooledInGroups: g.Pooled,
 			})
 			for _, name := range g.Added {
 				region[name] = k + 1

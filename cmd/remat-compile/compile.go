@@ -332,8 +332,8 @@ func printCompile(w io.Writer, r *report.Compile, res *remat.Result, budget rema
 				l.Output, l.Node, l.Copies, l.FirstCopy, l.LastCopy, l.ExtraPercent)
 		}
 		for _, g := range t.Regions {
-			fmt.Fprintf(tw, "  region:\t%d nodes %s … %s in %s (halo rows %v): peak %s → %s, %+.1f%% compute\n",
-				g.Nodes, g.FirstNode, g.LastNode, g.Split, g.HaloRows, formatBytes(g.PeakBeforeBytes), formatBytes(g.PeakAfterBytes), g.ExtraPercent)
+			fmt.Fprintf(tw, "  region:\t%d nodes %s … %s in %s (halo rows %v): peak %s → %s, %+.1f%% compute%s\n",
+				g.Nodes, g.FirstNode, g.LastNode, g.Split, g.HaloRows, formatBytes(g.PeakBeforeBytes), formatBytes(g.PeakAfterBytes), g.ExtraPercent, pooledNote(g.PooledInGroups))
 		}
 	}
 	if r.Order == string(pipeline.OrderAuto) {
@@ -447,4 +447,13 @@ func (pl *progressLine) done() {
 		fmt.Fprint(pl.w, "\r\033[K")
 	}
 	pl.drawn = false
+}
+
+// pooledNote says which values a region's bands recompute but a global
+// pool reads whole in channel groups ("" for none).
+func pooledNote(pooled []string) string {
+	if len(pooled) == 0 {
+		return ""
+	}
+	return "; " + strings.Join(pooled, ", ") + " computed and pooled in channel groups for its global pool"
 }

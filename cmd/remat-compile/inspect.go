@@ -135,7 +135,7 @@ func runInspect(ctx context.Context, o *inspectOptions, path string, st *Streams
 				fmt.Fprintf(w, "    late\t%s (of %s)\trecomputed next to its readers by %d nodes, %+.1f%% compute\n", l.Output, l.Node, len(l.Copies), l.ExtraPercent)
 			}
 			for _, g := range f.Regions {
-				fmt.Fprintf(w, "    region\t%d nodes %s … %s\t%s, halo rows %v, %+.1f%% compute\n", len(g.Nodes), g.Nodes[0], g.Nodes[len(g.Nodes)-1], g.Split(), g.Halo, g.ExtraPercent)
+				fmt.Fprintf(w, "    region\t%d nodes %s … %s\t%s, halo rows %v, %+.1f%% compute%s\n", len(g.Nodes), g.Nodes[0], g.Nodes[len(g.Nodes)-1], g.Split(), g.Halo, g.ExtraPercent, pooledNote(g.Pooled))
 			}
 		}
 		if f.Note != "" {

@@ -223,6 +223,10 @@ type TileRegion struct {
 	PeakAfterBytes  int64   `json:"peak_after_bytes"`
 	ExtraSeconds    float64 `json:"extra_seconds"`
 	ExtraPercent    float64 `json:"extra_compute_percent"`
+	// PooledInGroups names the values the region's bands recompute that a
+	// global pool reads whole, computed and pooled a channel group at a
+	// time instead of whole.
+	PooledInGroups []string `json:"pooled_in_groups,omitempty"`
 }
 
 // Attempt is one solver of a portfolio.

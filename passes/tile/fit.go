@@ -100,6 +100,9 @@ type RegionReport struct {
 	Reads          [][2]int64
 	Halo           []int64
 	Concat, Kept   []string
+	// Pooled names the values of Kept computed in channel groups for the
+	// global pool that reads them (Tiled.Pooled).
+	Pooled []string
 	// Added names the nodes the rewrite created (band copies, Slices and
 	// Concats; Tiled.Added).
 	Added []string
@@ -397,8 +400,22 @@ func (f *fitter) applyStep(g *ir.Graph, nodes []*ir.Node, keep []*ir.Value, s st
 	// runtime without one (TensorFlow.js) takes equal bands.
 	distinct := f.opts.Memory.Reuse
 	tl, err := f.applyChecked(g, Region{Nodes: nodes, Axis: f.opts.Axis}, Split{Bands: s.bands, Distinct: distinct, Keep: keep})
-	if err != nil || s.cols < 2 {
-		return tl, nil, err
+	if err != nil {
+		return nil, nil, err
+	}
+	if r := f.opts.Runtime; r != nil && r.PoolGroup > 0 {
+		// A kept value that only a global pool reads: computed and
+		// pooled a channel group at a time instead of whole.
+		for _, v := range keep {
+			if added := poolGroups(g, v, r.PoolGroup); added != nil {
+				tl.Added = append(tl.Added, added...)
+				tl.Removed += 2
+				tl.Pooled = append(tl.Pooled, v.Name)
+			}
+		}
+	}
+	if s.cols < 2 {
+		return tl, nil, nil
 	}
 	var inner []*Tiled
 	for _, band := range tl.BandNodes {
@@ -644,7 +661,7 @@ func (f *fitter) finish(cur *state, res *Result, peak int64, node string) (*Resu
 		}
 		tl := after.tiled[k]
 		rep := RegionReport{Nodes: tl.Nodes, Bands: s.bands, Axis: tl.Axis, Cols: s.cols, GridAxis: f.gridAxis(s), Input: tl.Input, Reads: tl.Reads, Halo: tl.Halo,
-			Concat: tl.Concat, Kept: tl.Kept, PeakBefore: prev.peak.PeakBytes, PeakAfter: after.peak.PeakBytes, ExtraCost: after.cost - prev.cost}
+			Concat: tl.Concat, Kept: tl.Kept, Pooled: tl.Pooled, PeakBefore: prev.peak.PeakBytes, PeakAfter: after.peak.PeakBytes, ExtraCost: after.cost - prev.cost}
 		for _, n := range tl.Added {
 			rep.Added = append(rep.Added, n.Name)
 		}
@@ -836,6 +853,31 @@ func (f *fitter) choose(cur *state, res *Result, look bool) *state {
 			if sp[1] > 0 || !slices.Contains(screenBands, sp[0]) {
 				for _, s := range f.trial(cur, inPlan, r.c, sp[0], sp[1], res) {
 					consider(s)
+				}
+			}
+		}
+	}
+	if best == nil && look {
+		// Stuck at the screen's band counts: a region can lower the peak
+		// at another count only (ppocrv4_det's 160×160 stage in 2 bands,
+		// where 4 and 16 raise the peak elsewhere), so the candidates not
+		// refined are tried at every other count before a plateau move
+		// (not in a look ahead: one move past a pair).
+		refined := map[string]bool{}
+		for i, r := range ranked {
+			if i < refineCandidates {
+				refined[r.c.key()] = true
+			}
+		}
+		for _, c := range cands {
+			if refined[c.key()] {
+				continue
+			}
+			for _, p := range bandChoices {
+				if p <= f.opts.MaxBands && !slices.Contains(screenBands, p) {
+					for _, s := range f.trial(cur, inPlan, c, p, 0, res) {
+						consider(s)
+					}
 				}
 			}
 		}

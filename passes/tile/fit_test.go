@@ -329,3 +329,37 @@ func TestFitPlateau(t *testing.T) {
 	}
 	checkTypes(t, g)
 }
+
+// TestFitTriesOtherBandCounts: when no candidate lowers the peak at the
+// screen's band counts, Fit tries the others before giving up. With the
+// screen at 16 bands, which an 8-row image cannot take, only that
+// fallback reaches the budget.
+func TestFitTriesOtherBandCounts(t *testing.T) {
+	b := newGB(t, 5, 17)
+	x := b.op("Relu", []*ir.Value{b.input(1, 16, 8, 64)})
+	y := b.op("Relu", []*ir.Value{b.conv(x, 32, 3, 1, 1, [4]int64{1, 1, 1, 1}, 1)})
+	b.g.AddOutput(b.op("MaxPool", []*ir.Value{b.conv(y, 16, 3, 1, 1, [4]int64{1, 1, 1, 1}, 1)},
+		ir.IntsAttr("kernel_shape", 8, 64)))
+	g := b.g
+	saved := screenBands
+	defer func() { screenBands = saved }()
+	screenBands = []int{16}
+	mem := ort.Memory()
+	seq, err := ortOrder(g)
+	if err != nil {
+		t.Fatal(err)
+	}
+	before, err := memory.Simulate(g, seq, mem)
+	if err != nil {
+		t.Fatal(err)
+	}
+	budget := before.PeakBytes * 9 / 10
+	res, err := Fit(g, Options{Memory: mem, Budget: budget, Order: ortOrder, Runtime: &ORT})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Regions) == 0 || res.Regions[0].Bands >= 16 {
+		t.Fatalf("regions %+v", res.Regions)
+	}
+	t.Logf("peak %d → %d B in %s", before.PeakBytes, res.PeakAfter, res.Regions[0].Split())
+}

@@ -22,6 +22,11 @@ type Runtime struct {
 	// the rewritten graph: an error when the runtime would optimize a
 	// node or a band copy of it differently than the node before.
 	Check func(before *ir.Graph) func(after *ir.Graph, t *Tiled) error
+	// PoolGroup, when above 0, is the channel group in which a kept
+	// convolution read only by a global average pool may be computed and
+	// pooled (poolGroups): a multiple of it gives the same bits as the
+	// whole convolution and pool. 0: never.
+	PoolGroup int64
 }
 
 // ORT is ONNX Runtime 1.30's CPU execution provider (levels disabled to
@@ -32,10 +37,21 @@ type Runtime struct {
 // on AVX2 is exact on AVX-512 as well, not always the other way round).
 var ORT = ORTBlocks(16)
 
+// ortPoolGroup is the channel group poolGroups uses under ONNX Runtime,
+// whatever the block: measured (ORT 1.30, AVX-512, levels disabled and
+// all; 1×1 to 5×5 Conv, 3 to 160 input and 32 to 128 output channels,
+// images 17² to 160²), groups of 16 or 32 or 48 channels pooled the same
+// bits as the whole Conv and GlobalAveragePool, while groups of 8 or 24
+// changed the pooled values by a few ulps at level all (the pool of the
+// blocked layout sums a 16-channel block at a time). So the group is 16
+// on AVX2 as well, where 16 is two blocks.
+const ortPoolGroup = 16
+
 // ORTBlocks returns ORT's rules for a blocked layout of block channels.
 func ORTBlocks(block int64) Runtime {
 	return Runtime{Name: fmt.Sprintf("ONNX Runtime (%d-channel blocks)", block), Groups: FusionGroups,
-		Check: func(before *ir.Graph) func(*ir.Graph, *Tiled) error { return ortLayoutCheck(before, block) }}
+		Check:     func(before *ir.Graph) func(*ir.Graph, *Tiled) error { return ortLayoutCheck(before, block) },
+		PoolGroup: ortPoolGroup}
 }
 
 // A runtime's graph optimizer fuses some nodes into the node before them:

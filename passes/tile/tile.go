@@ -81,8 +81,10 @@ type Tiled struct {
 	Reads [][2]int64
 	Halo  []int64
 	// Concat names the outputs concatenated from the bands, Kept those
-	// left to the original nodes (Split.Keep).
-	Concat, Kept []string
+	// left to the original nodes (Split.Keep), Pooled those of Kept that
+	// Fit computes in channel groups for a global pool instead
+	// (poolGroups).
+	Concat, Kept, Pooled []string
 	// Added are the nodes the rewrite created (band copies, Slices,
 	// Concats); BandNodes[b] those of band b, in graph order (tiling each
 	// band again along the other axis makes a grid). Removed counts the
