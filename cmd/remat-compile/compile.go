@@ -449,11 +449,12 @@ func (pl *progressLine) done() {
 	pl.drawn = false
 }
 
-// pooledNote says which values a region's bands recompute but a global
-// pool reads whole in channel groups ("" for none).
+// pooledNote names the values a region's bands recompute that a global
+// pool reads whole, computed and pooled in channel groups instead ("" for
+// none).
 func pooledNote(pooled []string) string {
 	if len(pooled) == 0 {
 		return ""
 	}
-	return "; " + strings.Join(pooled, ", ") + " computed and pooled in channel groups for its global pool"
+	return "; pooled in channel groups: " + strings.Join(pooled, ", ")
 }
