@@ -345,15 +345,8 @@ func TestFitTriesOtherBandCounts(t *testing.T) {
 	defer func() { screenBands = saved }()
 	screenBands = []int{16}
 	mem := ort.Memory()
-	seq, err := ortOrder(g)
-	if err != nil {
-		t.Fatal(err)
-	}
-	before, err := memory.Simulate(g, seq, mem)
-	if err != nil {
-		t.Fatal(err)
-	}
-	budget := before.PeakBytes * 9 / 10
+	before := ortPeak(t, g)
+	budget := before * 9 / 10
 	res, err := Fit(g, Options{Memory: mem, Budget: budget, Order: ortOrder, Runtime: &ORT})
 	if err != nil {
 		t.Fatal(err)
@@ -361,5 +354,5 @@ func TestFitTriesOtherBandCounts(t *testing.T) {
 	if len(res.Regions) == 0 || res.Regions[0].Bands >= 16 {
 		t.Fatalf("regions %+v", res.Regions)
 	}
-	t.Logf("peak %d → %d B in %s", before.PeakBytes, res.PeakAfter, res.Regions[0].Split())
+	t.Logf("peak %d → %d B in %s", before, res.PeakAfter, res.Regions[0].Split())
 }

@@ -4,7 +4,6 @@ import (
 	"testing"
 
 	"github.com/remat-compile/remat/ir"
-	"github.com/remat-compile/remat/passes/memory"
 	ortt "github.com/remat-compile/remat/targets/ort"
 )
 
@@ -67,15 +66,8 @@ func TestFitMovesLateOutputs(t *testing.T) {
 	g := zooSized("segnet", true).build(t)
 	orig := cloneGraph(g)
 	mem := ortt.Memory()
-	seq, err := ortOrder(g)
-	if err != nil {
-		t.Fatal(err)
-	}
-	before, err := memory.Simulate(g, seq, mem)
-	if err != nil {
-		t.Fatal(err)
-	}
-	budget := before.PeakBytes * 88 / 100
+	before := ortPeak(t, g)
+	budget := before * 88 / 100
 	opts := Options{Memory: mem, Budget: budget, Order: ortOrder, Runtime: &ORT, MaxExtra: 0.5}
 	f, err := newFitter(cloneGraph(g), opts)
 	if err != nil {
@@ -99,16 +91,8 @@ func TestFitMovesLateOutputs(t *testing.T) {
 		t.Fatal(err)
 	}
 	checkTypes(t, g)
-	seq, err = ortOrder(g)
-	if err != nil {
-		t.Fatal(err)
-	}
-	after, err := memory.Simulate(g, seq, mem)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if after.PeakBytes != res.PeakAfter || after.PeakBytes > budget {
-		t.Fatalf("peak %d → %d (result says %d), budget %d", before.PeakBytes, after.PeakBytes, res.PeakAfter, budget)
+	if after := ortPeak(t, g); after != res.PeakAfter || after > budget {
+		t.Fatalf("peak %d → %d (result says %d), budget %d", before, after, res.PeakAfter, budget)
 	}
 	var extra float64
 	for _, l := range res.Late {
@@ -117,7 +101,7 @@ func TestFitMovesLateOutputs(t *testing.T) {
 	if extra <= 0 || extra > res.CostAfter-res.CostBefore {
 		t.Errorf("late recomputation costs %g of the %g extra", extra, res.CostAfter-res.CostBefore)
 	}
-	t.Logf("peak %d → %d B; late %+v; %d regions; %+.1f%% compute", before.PeakBytes, res.PeakAfter, res.Late, len(res.Regions), 100*(res.CostAfter-res.CostBefore)/res.CostBefore)
+	t.Logf("peak %d → %d B; late %+v; %d regions; %+.1f%% compute", before, res.PeakAfter, res.Late, len(res.Regions), 100*(res.CostAfter-res.CostBefore)/res.CostBefore)
 	if testing.Short() {
 		return
 	}

@@ -108,6 +108,21 @@ func ortOrder(g *ir.Graph) ([]*ir.Node, error) {
 	return r.Seq, nil
 }
 
+// ortPeak is g's peak under ONNX Runtime's memory model in the order
+// ORT runs it.
+func ortPeak(t testing.TB, g *ir.Graph) int64 {
+	t.Helper()
+	seq, err := ortOrder(g)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := memory.Simulate(g, seq, ortt.Memory())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r.PeakBytes
+}
+
 // modelTarget is what the issue asks of a model: the peak divided by
 // Factor, with at most MaxExtra extra compute (0: no bound).
 type modelTarget struct {
@@ -187,15 +202,8 @@ func tileAndMeasure(t *testing.T, m modelTarget) string {
 		return c.Seconds
 	}
 	floor := floorOf(t, orig, cost)
-	seq, err := ortOrder(g)
-	if err != nil {
-		t.Fatal(err)
-	}
-	before, err := memory.Simulate(g, seq, ortt.Memory())
-	if err != nil {
-		t.Fatal(err)
-	}
-	budget := int64(float64(before.PeakBytes) / m.factor)
+	before := ortPeak(t, g)
+	budget := int64(float64(before) / m.factor)
 	res, err := Fit(g, Options{Memory: ortt.Memory(), Budget: budget, Cost: cost, Order: ortOrder, Runtime: &ORT, MaxExtra: m.maxExtra})
 	var be *BudgetError
 	if err != nil && !errors.As(err, &be) {
@@ -275,7 +283,7 @@ func tileAndMeasure(t *testing.T, m modelTarget) string {
 		where += " (budget not reached)"
 	}
 	return fmt.Sprintf("| %s | %.2f | %.2f / %.2f | %.2f / %.2f | %.2f× | %s | %+.1f%% / %s | %s | %s |",
-		m.model.name, mib(floor), mib(before.PeakBytes), mib(measuredBefore), mib(pl.PeakBytes), mib(measuredAfter),
+		m.model.name, mib(floor), mib(before), mib(measuredBefore), mib(pl.PeakBytes), mib(measuredAfter),
 		float64(measuredBefore)/float64(measuredAfter), strings.Join(regions, "; "),
 		100*(res.CostAfter-res.CostBefore)/res.CostBefore, measuredExtra, strings.Join(bitwise, ", "), where)
 }

@@ -6,7 +6,6 @@ import (
 	"testing"
 
 	"github.com/remat-compile/remat/ir"
-	"github.com/remat-compile/remat/passes/memory"
 	ortt "github.com/remat-compile/remat/targets/ort"
 )
 
@@ -96,14 +95,7 @@ func TestFitPoolsInGroups(t *testing.T) {
 	g := b.g
 	orig := cloneGraph(g)
 	mem := ortt.Memory()
-	seq, err := ortOrder(g)
-	if err != nil {
-		t.Fatal(err)
-	}
-	before, err := memory.Simulate(g, seq, mem)
-	if err != nil {
-		t.Fatal(err)
-	}
+	before := ortPeak(t, g)
 	// The lowest peak without channel groups, and a budget below it.
 	noPool := ORT
 	noPool.PoolGroup = 0
@@ -128,7 +120,7 @@ func TestFitPoolsInGroups(t *testing.T) {
 	if res.PeakAfter > budget {
 		t.Fatalf("peak %d, budget %d", res.PeakAfter, budget)
 	}
-	t.Logf("peak %d → %d B (%d without channel groups), pooled in groups: %v", before.PeakBytes, res.PeakAfter, plain.PeakAfter, pooled)
+	t.Logf("peak %d → %d B (%d without channel groups), pooled in groups: %v", before, res.PeakAfter, plain.PeakAfter, pooled)
 	if testing.Short() {
 		return
 	}
