@@ -191,8 +191,14 @@ func runCompile(ctx context.Context, o *compileOptions, path string, st *Streams
 		err := compileError(runErr, budget, prof)
 		var te *pipeline.TileError
 		if errors.As(runErr, &te) && err != runErr {
-			err = fmt.Errorf("%w\ntiling cannot reach it either: %d region(s) lower the %s peak from %s to %s (at %s), above the budget of %s there; try a larger -tile-max-extra or -budget %s",
-				err, te.Regions, te.Target, remat.FormatBytes(te.Original), remat.FormatBytes(te.Reached), te.Node, remat.FormatBytes(te.Budget), pipeline.SuggestBudget(te.Reached))
+			try := "try -budget " + pipeline.SuggestBudget(te.Reached)
+			if o.tileMaxExtra > 0 {
+				// The bound is on compute as the profile prices it: a
+				// profile of another device can price the bands dearer.
+				try = fmt.Sprintf("try a larger -tile-max-extra (the extra compute is priced by the %s profile; -profile names the device the model runs on) or -budget %s", o.profile, pipeline.SuggestBudget(te.Reached))
+			}
+			err = fmt.Errorf("%w\ntiling cannot reach it either: %d region(s) lower the %s peak from %s to %s (at %s), above the budget of %s there; %s",
+				err, te.Regions, te.Target, remat.FormatBytes(te.Original), remat.FormatBytes(te.Reached), te.Node, remat.FormatBytes(te.Budget), try)
 		}
 		return err
 	}

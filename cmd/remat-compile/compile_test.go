@@ -629,6 +629,25 @@ func TestCompileTargetAware(t *testing.T) {
 	}
 }
 
+// TestCompileTileHint: when tiling misses the budget, the error suggests
+// the budget tiling reached, and a larger -tile-max-extra only when one
+// bounds the tiling, naming the profile that prices its compute.
+func TestCompileTileHint(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "o.onnx")
+	const model = "zoo:mobilenet_v2:res=32"
+	code, _, stderr := run(t, model, "-o", out, "-budget", "10%")
+	if code != exitFailure || !strings.Contains(stderr, "tiling cannot reach it either") || !strings.Contains(stderr, "; try -budget ") || strings.Contains(stderr, "-tile-max-extra") {
+		t.Errorf("no bound on tiling: exit %d, want %d suggesting the budget reached alone: %s", code, exitFailure, stderr)
+	}
+	code, _, stderr = run(t, model, "-o", out, "-budget", "10%", "-tile-max-extra", "0.2", "-profile", "cpu-generic")
+	if code != exitFailure || !strings.Contains(stderr, "try a larger -tile-max-extra (the extra compute is priced by the cpu-generic profile") {
+		t.Errorf("-tile-max-extra 0.2: exit %d, want %d naming the profile: %s", code, exitFailure, stderr)
+	}
+	if _, err := os.Stat(out); !os.IsNotExist(err) {
+		t.Errorf("a refused compile wrote %s (%v)", out, err)
+	}
+}
+
 // TestCompileKeep: a node named by -keep is never recomputed, and the plan
 // still fits the budget by recomputing others.
 func TestCompileKeep(t *testing.T) {
