@@ -3,9 +3,11 @@ package pipeline
 import (
 	"context"
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 
+	"github.com/remat-compile/remat/internal/testmodels"
 	"github.com/remat-compile/remat/ir"
 	"github.com/remat-compile/remat/passes/remat"
 	"github.com/remat-compile/remat/passes/tile"
@@ -76,5 +78,35 @@ func TestFitReportsLateOutputs(t *testing.T) {
 	}
 	if !decided {
 		t.Error("the copy of enc1.pool is not reported as late, with the output it recomputes")
+	}
+}
+
+// TestFitReportsPooledGroups: fitting the squeeze-excitation test model to
+// 42% of its ONNX Runtime peak tiles its convolution, which the global
+// pool still reads whole, and computes it in channel groups for the
+// pool; the report names it in the region's pooled_in_groups.
+func TestFitReportsPooledGroups(t *testing.T) {
+	ctx := context.Background()
+	path, err := testmodels.WriteSE(t.TempDir(), "se")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := Load(ctx, path, LoadOptions{RequireStatic: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := m.Fit(ctx, FitOptions{Budget: remat.BudgetFraction(0.42), Target: ort.Target{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := f.Report(m, "out.onnx", "42%")
+	var pooled []string
+	if r.Tiling != nil {
+		for _, g := range r.Tiling.Regions {
+			pooled = append(pooled, g.PooledInGroups...)
+		}
+	}
+	if !slices.Equal(pooled, []string{"c"}) {
+		t.Fatalf("tiling %+v: want the convolution output c pooled in channel groups", r.Tiling)
 	}
 }

@@ -648,6 +648,20 @@ func TestCompileTileHint(t *testing.T) {
 	}
 }
 
+// TestCompilePooledLine: a region whose convolution is pooled in channel
+// groups says so on its line.
+func TestCompilePooledLine(t *testing.T) {
+	dir := t.TempDir()
+	in, err := testmodels.WriteSE(dir, "se")
+	if err != nil {
+		t.Fatal(err)
+	}
+	code, stdout, stderr := run(t, in, "-o", filepath.Join(dir, "o.onnx"), "-budget", "42%")
+	if code != exitOK || !strings.Contains(stdout, "pooled in channel groups: c\n") {
+		t.Errorf("exit %d, want %d and a region line ending in the pooled value c:\n%s%s", code, exitOK, stdout, stderr)
+	}
+}
+
 // TestCompileKeep: a node named by -keep is never recomputed, and the plan
 // still fits the budget by recomputing others.
 func TestCompileKeep(t *testing.T) {

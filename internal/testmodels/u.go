@@ -66,29 +66,8 @@ func UGraph(v UVariant) *ir.Graph {
 	g.Opsets = []ir.Opset{{Domain: "", Version: 17}}
 	act := ir.TensorOf(ir.Float32, UShape...)
 	x := g.AddInput("x", act)
-	seed := uint64(1)
-	param := func(name string, shape []int64, scale float32) *ir.Value {
-		n := int64(1)
-		for _, d := range shape {
-			n *= d
-		}
-		raw := make([]byte, 4*n)
-		for i := range n {
-			seed = seed*6364136223846793005 + 1442695040888963407
-			f := (float32(seed>>40)/(1<<24)*2 - 1) * scale
-			binary.LittleEndian.PutUint32(raw[4*i:], math.Float32bits(f))
-		}
-		return g.AddParam(name, ir.TensorOf(ir.Float32, shape...), &ir.Tensor{Name: name, DType: ir.Float32, Shape: shape, Raw: raw})
-	}
-	node := func(op, name string, in []*ir.Value, out string, typ ir.TensorType, attrs ...ir.Attr) *ir.Value {
-		n := g.NewNode(op, "", in, []string{out})
-		n.Name = name
-		for _, a := range attrs {
-			n.SetAttr(a)
-		}
-		n.Outputs[0].Type = typ
-		return n.Outputs[0]
-	}
+	param := paramMaker(g)
+	node := nodeMaker(g)
 	// block is Conv1x1+Relu; a recomputation reads the very same weights.
 	weights := map[string][2]*ir.Value{}
 	block := func(p, suffix string, in *ir.Value, out string) *ir.Value {
@@ -153,4 +132,37 @@ func UGraph(v UVariant) *ir.Graph {
 func WriteU(dir, name string, v UVariant) (string, error) {
 	p := filepath.Join(dir, name+".onnx")
 	return p, onnxexp.ExportFile(UGraph(v), p, onnxexp.Options{})
+}
+
+// paramMaker returns a function adding float32 parameters of g with
+// deterministic values in [-scale, scale), the same sequence for every g.
+func paramMaker(g *ir.Graph) func(name string, shape []int64, scale float32) *ir.Value {
+	seed := uint64(1)
+	return func(name string, shape []int64, scale float32) *ir.Value {
+		n := int64(1)
+		for _, d := range shape {
+			n *= d
+		}
+		raw := make([]byte, 4*n)
+		for i := range n {
+			seed = seed*6364136223846793005 + 1442695040888963407
+			f := (float32(seed>>40)/(1<<24)*2 - 1) * scale
+			binary.LittleEndian.PutUint32(raw[4*i:], math.Float32bits(f))
+		}
+		return g.AddParam(name, ir.TensorOf(ir.Float32, shape...), &ir.Tensor{Name: name, DType: ir.Float32, Shape: shape, Raw: raw})
+	}
+}
+
+// nodeMaker returns a function adding a node of g with one output of type
+// typ.
+func nodeMaker(g *ir.Graph) func(op, name string, in []*ir.Value, out string, typ ir.TensorType, attrs ...ir.Attr) *ir.Value {
+	return func(op, name string, in []*ir.Value, out string, typ ir.TensorType, attrs ...ir.Attr) *ir.Value {
+		n := g.NewNode(op, "", in, []string{out})
+		n.Name = name
+		for _, a := range attrs {
+			n.SetAttr(a)
+		}
+		n.Outputs[0].Type = typ
+		return n.Outputs[0]
+	}
 }
