@@ -500,7 +500,8 @@ func verifyOutputsEqual(t *testing.T, orig, remat string) *verify.Report {
 }
 
 // TestCompileWarnsWhenORTGainsNothing: compile prints both peaks under
-// the model of ONNX Runtime's allocator, and warns when that model
+// the model of ONNX Runtime's allocator with the change between them, and
+// warns when that model
 // predicts no drop for a plan with recomputations (the zoo VGG16's
 // training graph under some plans: ORT's views and in-place ops already
 // keep the original lower). Which plan a time-limited auto returns varies,
@@ -512,11 +513,12 @@ func TestCompileWarnsWhenORTGainsNothing(t *testing.T) {
 		before, after  int64
 		recomputations int
 		warn           bool
+		change         string // what the onnxruntime: line says of the drop
 	}{
-		{150784, 211456, 3, true},
-		{150784, 150784, 1, true},
-		{866560, 674816, 19, false},
-		{150784, 211456, 0, false}, // nothing recomputed: nothing to warn about
+		{150784, 211456, 3, true, "(40.2% more)"},
+		{150784, 150784, 1, true, "(no change)"},
+		{866560, 674816, 19, false, "(22.1% less)"},
+		{150784, 211456, 0, false, ""}, // nothing recomputed: nothing to warn about
 	} {
 		r := &report.Compile{Model: "m.onnx", Output: "o.onnx", ORTBeforePeakBytes: c.before, ORTAfterPeakBytes: c.after, Recomputations: c.recomputations}
 		var b strings.Builder
@@ -529,6 +531,9 @@ func TestCompileWarnsWhenORTGainsNothing(t *testing.T) {
 		}
 		if c.recomputations > 0 && !strings.Contains(out, "onnxruntime:") {
 			t.Errorf("%d → %d: no onnxruntime: line:\n%s", c.before, c.after, out)
+		}
+		if c.recomputations > 0 && !strings.Contains(out, c.change) {
+			t.Errorf("%d → %d: the onnxruntime: line does not say %q:\n%s", c.before, c.after, c.change, out)
 		}
 	}
 }
