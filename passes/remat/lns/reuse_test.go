@@ -159,6 +159,29 @@ func withArena(p *remat.Problem, rng *rand.Rand) *remat.Problem {
 	return &q
 }
 
+// arenaBudgets calls f with each corpus problem of at most maxN nodes,
+// given the planner's reuse and an arena (seeded), at 95, 85 and 75% of
+// its no-remat peak; name says which.
+func arenaBudgets(t *testing.T, maxN int, f func(name string, q remat.Problem)) {
+	t.Helper()
+	for _, c := range solvertest.Corpus() {
+		if c.Problem.N() > maxN {
+			continue
+		}
+		rng := rand.New(rand.NewPCG(7, 11))
+		p := withArena(withReuse(c.Problem, rng), rng)
+		base, err := remat.EvaluateNoRemat(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range []float64{0.95, 0.85, 0.75} {
+			q := *p
+			q.BudgetBytes = int64(m * float64(base.PeakBytes))
+			f(fmt.Sprintf("%s/%.0f%%", c.Name, 100*m), q)
+		}
+	}
+}
+
 // TestArenaPlansFit solves problems whose memory is counted in the arena
 // (remat.Problem.Arena) at budgets from the no-remat peak down: every plan
 // passes remat.Check on the problem, arena included, and every budget
@@ -171,56 +194,42 @@ func TestArenaPlansFit(t *testing.T) {
 	if testing.Short() {
 		maxN, want = 16, 4
 	}
-	for _, c := range solvertest.Corpus() {
-		if c.Problem.N() > maxN {
-			continue
-		}
-		rng := rand.New(rand.NewPCG(7, 11))
-		p := withArena(withReuse(c.Problem, rng), rng)
-		base, err := remat.EvaluateNoRemat(p)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, f := range []float64{0.95, 0.85, 0.75} {
-			q := *p
-			q.BudgetBytes = int64(f * float64(base.PeakBytes))
-			name := fmt.Sprintf("%s/%.0f%%", c.Name, 100*f)
-			plan, err := New(Options{Patience: 2}).Solve(context.Background(), &q, nil)
-			var be *remat.BudgetError
-			switch {
-			case errors.As(err, &be):
-				refused++
-				if be.Plan == nil {
-					continue
-				}
-				res, err := remat.Evaluate(&q, be.Plan)
-				if err != nil || res.PeakBytes != be.NeedBytes || be.NeedBytes <= q.BudgetBytes {
-					t.Errorf("%s: budget error needs %d bytes; its plan peaks at %d (%v), budget %d", name, be.NeedBytes, res.PeakBytes, err, q.BudgetBytes)
-				}
-				// At the peak it reached, with its plan as the hint, there
-				// is a plan (a sweep's retry).
-				r := q
-				r.BudgetBytes, r.Start = be.NeedBytes, be.Plan
-				if _, err := New(Options{Patience: 2}).Solve(context.Background(), &r, nil); err != nil {
-					t.Errorf("%s: at the %d bytes it reached, with its plan as the hint: %v", name, be.NeedBytes, err)
-				}
-			case err != nil:
-				t.Fatalf("%s: %v", name, err)
-			default:
-				if _, err := remat.Check(&q, plan); err != nil {
-					t.Errorf("%s: %v", name, err)
-				}
-				plans++
-				own := q
-				own.Arena = nil
-				a, _ := remat.Evaluate(&q, plan)
-				b, _ := remat.Evaluate(&own, plan)
-				if a.PeakBytes > b.PeakBytes {
-					wasted++
-				}
+	arenaBudgets(t, maxN, func(name string, q remat.Problem) {
+		plan, err := New(Options{Patience: 2}).Solve(context.Background(), &q, nil)
+		var be *remat.BudgetError
+		switch {
+		case errors.As(err, &be):
+			refused++
+			if be.Plan == nil {
+				return
+			}
+			res, err := remat.Evaluate(&q, be.Plan)
+			if err != nil || res.PeakBytes != be.NeedBytes || be.NeedBytes <= q.BudgetBytes {
+				t.Errorf("%s: budget error needs %d bytes; its plan peaks at %d (%v), budget %d", name, be.NeedBytes, res.PeakBytes, err, q.BudgetBytes)
+			}
+			// At the peak it reached, with its plan as the hint, there
+			// is a plan (a sweep's retry).
+			r := q
+			r.BudgetBytes, r.Start = be.NeedBytes, be.Plan
+			if _, err := New(Options{Patience: 2}).Solve(context.Background(), &r, nil); err != nil {
+				t.Errorf("%s: at the %d bytes it reached, with its plan as the hint: %v", name, be.NeedBytes, err)
+			}
+		case err != nil:
+			t.Fatalf("%s: %v", name, err)
+		default:
+			if _, err := remat.Check(&q, plan); err != nil {
+				t.Errorf("%s: %v", name, err)
+			}
+			plans++
+			own := q
+			own.Arena = nil
+			a, _ := remat.Evaluate(&q, plan)
+			b, _ := remat.Evaluate(&own, plan)
+			if a.PeakBytes > b.PeakBytes {
+				wasted++
 			}
 		}
-	}
+	})
 	t.Logf("%d plans within the budget in the arena (%d with arena waste at the peak), %d budgets refused", plans, wasted, refused)
 	if plans < want || wasted == 0 {
 		t.Errorf("%d plans, %d with waste: the corpus does not exercise the arena", plans, wasted)
