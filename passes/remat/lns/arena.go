@@ -33,7 +33,9 @@ const arenaTries = 10
 // while the arena's stays at 2,532,096, at the same step (a chunk handed
 // out whole is not smaller for a smaller request). So each search's plan
 // that the arena puts over the budget is first repaired in the arena
-// (repairArena), and the repaired plan returned when it fits; one that
+// (repairArena); when the repaired plan fits, one more search runs with
+// the slack and the cheaper of the two plans that fit is returned (the
+// repaired one when the search's does not fit). A repaired plan that
 // does not fit still counts for the least peak. The plan returned fits p's
 // budget in the arena and passes remat.Check on p; its lower bound is the
 // first search's, proven on the relaxation, which has no arena and no
@@ -58,6 +60,8 @@ func solveArena(ctx context.Context, p *remat.Problem, progress func(remat.Progr
 		proven    bool
 		sl        slack
 		refitted  bool // the last search ran with the slack reset after a failure
+		repaired  *remat.Plan
+		fixedRes  remat.CheckResult // repaired's evaluation in the arena
 	)
 	for try := 0; try < arenaTries; try++ {
 		pl, err := solve(tryContext(ctx, try), &q, progress, opts)
@@ -87,13 +91,25 @@ func solveArena(ctx context.Context, p *remat.Problem, progress func(remat.Progr
 		if arena.PeakBytes <= p.BudgetBytes {
 			// Within the budget in the arena, even where the search, with
 			// the slack, reported it over.
+			if repaired != nil && cheaper(fixedRes, arena) {
+				pl = repaired
+			}
 			return arenaPlan(p, pl, bound)
+		}
+		if repaired != nil {
+			break // the search after a repair did not fit: the repaired plan stands
 		}
 		if fixed, peak := repairArena(ctx, p, pl); fixed != nil {
 			if peak <= p.BudgetBytes {
-				return arenaPlan(p, fixed, bound)
-			}
-			if peak < leastPeak {
+				// One more search, with the slack, may find a plan that
+				// fits as cheaply with more room to spare: the repair
+				// stops at the first plan that fits and then spends
+				// the room on dropping recomputations.
+				if fixedRes, err = remat.Evaluate(p, fixed); err != nil {
+					return nil, fmt.Errorf("lns: internal error: the repaired plan fails Evaluate: %w", err)
+				}
+				repaired = fixed
+			} else if peak < leastPeak {
 				least, leastPeak = fixed, peak
 			}
 		}
@@ -113,6 +129,9 @@ func solveArena(ctx context.Context, p *remat.Problem, progress func(remat.Progr
 		opts.slack = sl.bytes
 		opts.Start = pl
 	}
+	if repaired != nil {
+		return arenaPlan(p, repaired, bound)
+	}
 	if st := startStages(p, p.Start); st != nil {
 		// No search fitted the arena, but the problem's hint does (a
 		// plan that reached this peak at a smaller budget, say).
@@ -128,6 +147,16 @@ func solveArena(ctx context.Context, p *remat.Problem, progress func(remat.Progr
 	least.Solver = Name
 	least.Optimal, least.LowerBound, least.Gap = false, 0, 0
 	return nil, &remat.BudgetError{NeedBytes: leastPeak, HaveBytes: p.BudgetBytes, Plan: least, Proven: proven}
+}
+
+// cheaper reports whether a plan evaluated as a costs less than one
+// evaluated as b, or as much (within a relative 1e-9) with a lower peak.
+func cheaper(a, b remat.CheckResult) bool {
+	tol := 1e-9 * max(math.Abs(a.TotalSeconds), math.Abs(b.TotalSeconds))
+	if d := a.TotalSeconds - b.TotalSeconds; d < -tol || d > tol {
+		return d < 0
+	}
+	return a.PeakBytes < b.PeakBytes
 }
 
 // tryContext gives search try of solveArena half the time left to ctx's
