@@ -18,18 +18,20 @@ import (
 // bytes are the plan's excess. Raising the stage's memory for another
 // search (slack) moves the waste elsewhere as often as it removes it.
 //
-// repairArena works on the plan itself and judges every move by the
-// arena (remat.Evaluate on the problem with its arena, a full replay). While the peak is
-// over the budget it takes the best of these moves at the peak step:
-// for each value resident there that the step does not read, recompute
-// it just before its next reader after the step (its stage gains the
-// node), so that it is not resident across the peak. The move with the
-// least peak (ties: the least cost) is kept if it lowers the peak;
-// the repair fails when none does. A plan that fits is then made cheaper:
-// each recomputation, dearest first, is dropped if the plan still fits
-// in the arena without it, until a pass drops none. Every move keeps
-// the plan legal (remat.ScheduleStages: a stage may compute any earlier
-// node), so the plan returned passes Check.
+// repairArena works on the plan itself and judges every move by a full
+// replay in the arena (remat.Evaluate on the problem with its arena).
+// While the peak is over the budget it tries, at the peak step, for each
+// value resident there that the step does not read, its recomputation
+// just before its next reader after the step (peakMoves), so that it is
+// not resident across the peak; when none of these lowers the peak, it
+// tries changing what the arena holds before the peak step instead
+// (historyMoves). The move with the least peak (ties: the least cost)
+// is kept if it lowers the peak; the repair stops when none does. A
+// plan that fits is then made cheaper: each recomputation, dearest
+// first, is dropped if the plan still fits in the arena without it,
+// until a pass drops none (cheapenArena). Every move keeps the plan legal
+// (remat.ScheduleStages: a stage may compute any earlier node), so the
+// plan returned passes Check.
 
 // repairMoves bounds the moves repairArena keeps while the plan is over
 // the budget.
@@ -50,7 +52,7 @@ func repairArena(ctx context.Context, p *remat.Problem, pl *remat.Plan) (*remat.
 	}
 	for range repairMoves {
 		if res.PeakBytes <= p.BudgetBytes {
-			return cheapenArena(ctx, p, stages, cur), res.PeakBytes
+			return cheapenArena(ctx, p, stages, cur, res)
 		}
 		var (
 			best    [][]int32
@@ -85,7 +87,7 @@ func repairArena(ctx context.Context, p *remat.Problem, pl *remat.Plan) (*remat.
 		stages, cur, res = best, bestPl, bestRes
 	}
 	if res.PeakBytes <= p.BudgetBytes {
-		return cheapenArena(ctx, p, stages, cur), res.PeakBytes
+		return cheapenArena(ctx, p, stages, cur, res)
 	}
 	return cur, res.PeakBytes
 }
@@ -167,8 +169,9 @@ func historyMoves(p *remat.Problem, stages [][]int32, res remat.CheckResult) []r
 }
 
 // cheapenArena drops recomputations of a plan within the budget in the
-// arena, dearest first, while it stays within it.
-func cheapenArena(ctx context.Context, p *remat.Problem, stages [][]int32, pl *remat.Plan) *remat.Plan {
+// arena (pl, evaluated as res), dearest first, while it stays within it,
+// and returns the plan and its peak.
+func cheapenArena(ctx context.Context, p *remat.Problem, stages [][]int32, pl *remat.Plan, res remat.CheckResult) (*remat.Plan, int64) {
 	for {
 		var recs []recompute
 		for t, st := range stages {
@@ -182,16 +185,16 @@ func cheapenArena(ctx context.Context, p *remat.Problem, stages [][]int32, pl *r
 		dropped := false
 		for _, mv := range recs {
 			if ctx.Err() != nil {
-				return pl
+				return pl, res.PeakBytes
 			}
 			next := withoutNode(stages, mv.stage, mv.node)
 			npl, r, ok := evalStages(p, next)
 			if ok && r.PeakBytes <= p.BudgetBytes {
-				stages, pl, dropped = next, npl, true
+				stages, pl, res, dropped = next, npl, r, true
 			}
 		}
 		if !dropped {
-			return pl
+			return pl, res.PeakBytes
 		}
 	}
 }

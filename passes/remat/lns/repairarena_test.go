@@ -63,3 +63,22 @@ func TestRepairArena(t *testing.T) {
 		t.Errorf("none of %d plans over the budget in the arena repaired", over)
 	}
 }
+
+// TestCheaper: solveArena keeps the plan of lower cost, and of two that
+// cost the same within a relative 1e-9, the one of lower peak.
+func TestCheaper(t *testing.T) {
+	for _, c := range []struct {
+		a, b remat.CheckResult
+		want bool
+	}{
+		{remat.CheckResult{TotalSeconds: 1, PeakBytes: 900}, remat.CheckResult{TotalSeconds: 2, PeakBytes: 100}, true},
+		{remat.CheckResult{TotalSeconds: 2, PeakBytes: 100}, remat.CheckResult{TotalSeconds: 1, PeakBytes: 900}, false},
+		{remat.CheckResult{TotalSeconds: 1 + 1e-12, PeakBytes: 100}, remat.CheckResult{TotalSeconds: 1, PeakBytes: 900}, true},
+		{remat.CheckResult{TotalSeconds: 1, PeakBytes: 900}, remat.CheckResult{TotalSeconds: 1 + 1e-12, PeakBytes: 100}, false},
+		{remat.CheckResult{TotalSeconds: 1, PeakBytes: 100}, remat.CheckResult{TotalSeconds: 1, PeakBytes: 100}, false},
+	} {
+		if got := cheaper(c.a, c.b); got != c.want {
+			t.Errorf("cheaper(%v s %d B, %v s %d B) = %v, want %v", c.a.TotalSeconds, c.a.PeakBytes, c.b.TotalSeconds, c.b.PeakBytes, got, c.want)
+		}
+	}
+}
