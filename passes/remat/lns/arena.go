@@ -99,18 +99,15 @@ func solveArena(ctx context.Context, p *remat.Problem, progress func(remat.Progr
 		if repaired != nil {
 			break // the search after a repair did not fit: the repaired plan stands
 		}
-		if fixed, peak := repairArena(ctx, p, pl); fixed != nil {
-			if peak <= p.BudgetBytes {
+		if fixed, res := repairArena(ctx, p, pl); fixed != nil {
+			if res.PeakBytes <= p.BudgetBytes {
 				// One more search, with the slack, may find a plan that
 				// fits as cheaply with more room to spare: the repair
 				// stops at the first plan that fits and then spends
 				// the room on dropping recomputations.
-				if fixedRes, err = remat.Evaluate(p, fixed); err != nil {
-					return nil, fmt.Errorf("lns: internal error: the repaired plan fails Evaluate: %w", err)
-				}
-				repaired = fixed
-			} else if peak < leastPeak {
-				least, leastPeak = fixed, peak
+				repaired, fixedRes = fixed, res
+			} else if res.PeakBytes < leastPeak {
+				least, leastPeak = fixed, res.PeakBytes
 			}
 		}
 		if ctx.Err() != nil || (be != nil && (try == 0 || refitted)) {

@@ -38,17 +38,17 @@ import (
 const repairMoves = 64
 
 // repairArena returns the plan of least arena peak that the moves above
-// make from pl, and that peak: within p's budget, and made cheaper, when
-// the moves reach it; nil when pl cannot be evaluated. When ctx ends it
-// returns the best plan so far.
-func repairArena(ctx context.Context, p *remat.Problem, pl *remat.Plan) (*remat.Plan, int64) {
+// make from pl, and its evaluation in the arena: within p's budget, and
+// made cheaper, when the moves reach it; nil when pl cannot be evaluated.
+// When ctx ends it returns the best plan so far.
+func repairArena(ctx context.Context, p *remat.Problem, pl *remat.Plan) (*remat.Plan, remat.CheckResult) {
 	stages := startStages(p, pl)
 	if stages == nil {
-		return nil, 0
+		return nil, remat.CheckResult{}
 	}
 	cur, res, ok := evalStages(p, stages)
 	if !ok {
-		return nil, 0
+		return nil, remat.CheckResult{}
 	}
 	for range repairMoves {
 		if res.PeakBytes <= p.BudgetBytes {
@@ -89,7 +89,7 @@ func repairArena(ctx context.Context, p *remat.Problem, pl *remat.Plan) (*remat.
 	if res.PeakBytes <= p.BudgetBytes {
 		return cheapenArena(ctx, p, stages, cur, res)
 	}
-	return cur, res.PeakBytes
+	return cur, res
 }
 
 // recompute is a recomputation of node before the first computation of stage.
@@ -170,8 +170,8 @@ func historyMoves(p *remat.Problem, stages [][]int32, res remat.CheckResult) []r
 
 // cheapenArena drops recomputations of a plan within the budget in the
 // arena (pl, evaluated as res), dearest first, while it stays within it,
-// and returns the plan and its peak.
-func cheapenArena(ctx context.Context, p *remat.Problem, stages [][]int32, pl *remat.Plan, res remat.CheckResult) (*remat.Plan, int64) {
+// and returns the plan and its evaluation.
+func cheapenArena(ctx context.Context, p *remat.Problem, stages [][]int32, pl *remat.Plan, res remat.CheckResult) (*remat.Plan, remat.CheckResult) {
 	for {
 		var recs []recompute
 		for t, st := range stages {
@@ -185,7 +185,7 @@ func cheapenArena(ctx context.Context, p *remat.Problem, stages [][]int32, pl *r
 		dropped := false
 		for _, mv := range recs {
 			if ctx.Err() != nil {
-				return pl, res.PeakBytes
+				return pl, res
 			}
 			next := withoutNode(stages, mv.stage, mv.node)
 			npl, r, ok := evalStages(p, next)
@@ -194,7 +194,7 @@ func cheapenArena(ctx context.Context, p *remat.Problem, stages [][]int32, pl *r
 			}
 		}
 		if !dropped {
-			return pl, res.PeakBytes
+			return pl, res
 		}
 	}
 }

@@ -38,7 +38,8 @@ func TestRepairArena(t *testing.T) {
 			return
 		}
 		over++
-		fixed, peak := repairArena(context.Background(), &q, plan)
+		fixed, got := repairArena(context.Background(), &q, plan)
+		peak := got.PeakBytes
 		if fixed == nil {
 			t.Errorf("%s: no plan back", name)
 			return
@@ -47,8 +48,8 @@ func TestRepairArena(t *testing.T) {
 		switch {
 		case err != nil:
 			t.Errorf("%s: %v", name, err)
-		case res.PeakBytes != peak:
-			t.Errorf("%s: reports a peak of %d, evaluates to %d", name, peak, res.PeakBytes)
+		case res.PeakBytes != peak || res.TotalSeconds != got.TotalSeconds:
+			t.Errorf("%s: reports a peak of %d and %v s, evaluates to %d and %v s", name, peak, got.TotalSeconds, res.PeakBytes, res.TotalSeconds)
 		case peak > start.PeakBytes:
 			t.Errorf("%s: repaired to %d from %d", name, peak, start.PeakBytes)
 		case peak <= q.BudgetBytes:
