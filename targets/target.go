@@ -66,6 +66,9 @@ type Writing struct {
 	// Order lists the extra order constraints: each node runs after
 	// another.
 	Order []remat.OrderConstraint
+	// HideShapes hides the activations' shapes from the runtime's
+	// allocation planner (ONNX: exporters/onnx Options.HideShapes).
+	HideShapes bool
 }
 
 // Strings lists w's order constraints as "NODE after SOURCE".

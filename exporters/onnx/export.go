@@ -72,6 +72,14 @@ type Options struct {
 	// file's order: then only the dependencies that defeat common
 	// subexpression elimination are added.
 	RuntimeOrder func(nodes []WrittenNode) []int
+	// HideShapes hides the shapes of the activations from ONNX Runtime's
+	// allocation planner, so that it neither keeps freed buffers for later
+	// values of the same shape nor writes outputs in place (hide.go): the
+	// graph inputs are read through views whose shape it cannot infer, the
+	// nodes that make shapes from tensors read them through a Concat with
+	// an empty tensor computed from an input, and no value_info is written
+	// for the values Shapeless names.
+	HideShapes bool
 	// SinksLast writes the root graph's sinks (nodes whose outputs no node
 	// reads) last, in reverse order, after the rematerialization's helper
 	// nodes are added: ONNX Runtime then finishes them in the order g has
@@ -109,10 +117,12 @@ func marshal(mp *onnxpb.ModelProto) ([]byte, error) {
 }
 
 type exporter struct {
-	opts  Options
-	names map[*ir.Value]string // names given to unnamed values
-	used  map[string]bool      // every value name in the model
-	live  map[*ir.Value]bool   // every value defined in the model
+	opts Options
+	// shapeless is Shapeless() under Options.HideShapes, else nil.
+	shapeless func(*ir.Value) bool
+	names     map[*ir.Value]string // names given to unnamed values
+	used      map[string]bool      // every value name in the model
+	live      map[*ir.Value]bool   // every value defined in the model
 	// ext lists the tensors to be written as external data, in the order
 	// met (ExportFile without Inline).
 	ext []*extTensor
@@ -146,6 +156,9 @@ func (ex *exporter) model(g *ir.Graph) (*onnxpb.ModelProto, error) {
 		return nil, fmt.Errorf(`onnx export: graph %q imports no version of the default ONNX domain ""; add one to Graph.Opsets`, g.Name)
 	}
 	ex.collectNames(g)
+	if ex.opts.HideShapes {
+		ex.shapeless = Shapeless()
+	}
 	var err error
 	g.Walk(func(sg *ir.Graph) {
 		for _, n := range sg.Nodes {
@@ -193,6 +206,9 @@ func (ex *exporter) model(g *ir.Graph) (*onnxpb.ModelProto, error) {
 		if err := ex.remat(g, mp); err != nil {
 			return nil, err
 		}
+	}
+	if ex.opts.HideShapes {
+		ex.hideShapes(g, mp.Graph, mp.GetIrVersion())
 	}
 	if ex.opts.SinksLast {
 		mp.Graph.Node = sinksLast(mp.Graph.Node)
@@ -397,6 +413,8 @@ func (ex *exporter) graph(g *ir.Graph) (*onnxpb.GraphProto, error) {
 		switch {
 		case v == nil:
 			gp.ValueInfo = append(gp.ValueInfo, vip)
+		case ex.shapeless != nil && ex.shapeless(v):
+			// Hidden from the runtime's planner: no declaration.
 		case ex.live[v] && encloses(v.Graph, g):
 			gp.ValueInfo = append(gp.ValueInfo, ex.valueInfo(v, vip, ex.opts.ValueInfo))
 			written[v] = true
@@ -405,7 +423,7 @@ func (ex *exporter) graph(g *ir.Graph) (*onnxpb.GraphProto, error) {
 	if ex.opts.ValueInfo {
 		for _, n := range g.Nodes {
 			for _, o := range n.Outputs {
-				if o != nil && o.Type.DType != ir.Undefined && !written[o] && !isOutput[o] {
+				if o != nil && o.Type.DType != ir.Undefined && !written[o] && !isOutput[o] && (ex.shapeless == nil || !ex.shapeless(o)) {
 					gp.ValueInfo = append(gp.ValueInfo, ex.valueInfo(o, nil, true))
 					written[o] = true
 				}

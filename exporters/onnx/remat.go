@@ -857,9 +857,11 @@ func (f *forcer) addInit(base string, vals []int64) string {
 	return name
 }
 
-// valueInfo declares a helper tensor when the export writes value_info.
+// valueInfo declares a helper tensor when the export writes value_info
+// and hides no shapes (a declared helper would give a hidden value its
+// shape back).
 func (f *forcer) valueInfo(name string, t ir.TensorType) {
-	if !f.ex.opts.ValueInfo || t.DType == ir.Undefined {
+	if !f.ex.opts.ValueInfo || f.ex.opts.HideShapes || t.DType == ir.Undefined {
 		return
 	}
 	if tp := typeProto(t, nil); tp != nil {

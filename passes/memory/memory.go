@@ -119,6 +119,16 @@ type Options struct {
 	// model without IR shapes (remat's problems) states the planner's
 	// keys this way.
 	ReuseKey func(v *ir.Value) int64
+	// Shapeless, when set, names the values that the runtime's planner
+	// sees without a complete static shape (ONNX Runtime: no value_info,
+	// and its shape inference cannot compute every dimension; see
+	// exporters/onnx Options.HideShapes). The planner plans reuse and
+	// in-place writes only by comparing static shapes, so under Reuse
+	// such a value never takes a freed buffer and its own buffer, once
+	// free, is taken by nothing (as with a negative ReuseKey), and under
+	// InPlace it is never written over in place, nor written in place
+	// over its input.
+	Shapeless func(v *ir.Value) bool
 	// InPlaceOp, when set, replaces the op table's ir.InPlace flag under
 	// InPlace: whether node n may write its first output over its first
 	// input (a model without an op table, remat's problems, states it).
@@ -709,7 +719,7 @@ func (s *sim) layout(seq []*ir.Node) *layout {
 					continue
 				case s.opts.InPlace && inPlace && in >= 0 && buf[in] >= 0 &&
 					s.lastUse[in] == step && l.bufs[buf[in]].refs == 1 && !s.readsTwice(i, in) && !s.held(i, in) &&
-					SameLayout(nd.AllInputs()[0], o):
+					SameLayout(nd.AllInputs()[0], o) && !s.shapeless(nd.AllInputs()[0]) && !s.shapeless(o):
 					place(inst, buf[in], step)
 					continue
 				}
@@ -938,6 +948,9 @@ func (s *sim) nestedReplay(a *bfcArena, subs []*ir.Graph) (*bfcArena, int64) {
 // reuseKey numbers the reuse key of v (Options.ReuseKey, else LayoutKey);
 // -1 when v may take no listed buffer.
 func (s *sim) reuseKey(v *ir.Value, keys LayoutKeys) int32 {
+	if s.shapeless(v) {
+		return -1
+	}
 	if s.opts.ReuseKey == nil {
 		return keys.ID(v)
 	}
@@ -946,6 +959,11 @@ func (s *sim) reuseKey(v *ir.Value, keys LayoutKeys) int32 {
 		return -1
 	}
 	return keys.number(strconv.FormatInt(c, 10))
+}
+
+// shapeless reports Options.Shapeless for v (false when it is not set).
+func (s *sim) shapeless(v *ir.Value) bool {
+	return s.opts.Shapeless != nil && s.opts.Shapeless(v)
 }
 
 // LayoutKeys numbers the layouts of values (LayoutKey) in the order they

@@ -29,6 +29,10 @@ type LowerOptions struct {
 	// ir.InPlace ops, so that plans are made, checked and bounded under
 	// the buffer reuse the runtime really does.
 	Reuse bool
+	// Shapeless, with Reuse, names the values the runtime's planner sees
+	// without a static shape (memory.Options.Shapeless): their parts get
+	// reuse key -1 and are never written in place.
+	Shapeless func(v *ir.Value) bool
 	// Workspace, when set, gives each node's kernel scratch bytes
 	// (Problem.Workspace; the target's memory.Options.Workspace).
 	Workspace func(n *ir.Node) int64
@@ -46,7 +50,7 @@ type LowerOptions struct {
 // computes, on the IR graph, the same bytes as Check on the lowered
 // problem (with Mapping.Sequence as the sequence).
 func (o LowerOptions) Memory() memory.Options {
-	mo := memory.Options{CountInputs: o.CountInputs, CountParams: o.CountParams, ConstantsAsParams: !o.ConstantNodes, Reuse: o.Reuse, InPlace: o.Reuse, Workspace: o.Workspace}
+	mo := memory.Options{CountInputs: o.CountInputs, CountParams: o.CountParams, ConstantsAsParams: !o.ConstantNodes, Reuse: o.Reuse, InPlace: o.Reuse, Shapeless: o.Shapeless, Workspace: o.Workspace}
 	if o.Arena {
 		mo.Arena, mo.AlignBytes, mo.Prepacked, mo.WorkspaceParts = true, memory.ArenaAlign, o.Prepacked, o.WorkspaceParts
 	}
@@ -179,7 +183,11 @@ func Lower(g *ir.Graph, cost func(*ir.Node) float64, opts LowerOptions) (*Proble
 			b := size(o)
 			parts = append(parts, b)
 			if opts.Reuse {
-				p.Reuse[i] = append(p.Reuse[i], keys.ID(o))
+				key := int32(-1)
+				if opts.Shapeless == nil || !opts.Shapeless(o) {
+					key = keys.ID(o)
+				}
+				p.Reuse[i] = append(p.Reuse[i], key)
 			}
 			m.Outputs[i] = append(m.Outputs[i], o)
 			p.Bytes[i] += b
@@ -246,7 +254,7 @@ func Lower(g *ir.Graph, cost func(*ir.Node) float64, opts LowerOptions) (*Proble
 		reads[i] = rs
 	}
 	if opts.Reuse {
-		p.InPlace = inPlaceParts(m, producer)
+		p.InPlace = inPlaceParts(m, producer, opts.Shapeless)
 	}
 	if opts.Workspace != nil {
 		p.Workspace = make([]int64, N)
@@ -422,8 +430,8 @@ func cmpPart(a, b Part) int {
 // inPlaceParts lists, per problem node, the part its first output may be
 // written over in place under memory.Options.InPlace (Part{−1, −1}: none):
 // an ir.InPlace op whose first input, read through that slot only, is a
-// problem node's output of the same layout.
-func inPlaceParts(m *Mapping, producer func(*ir.Value) (Part, bool)) []Part {
+// problem node's output of the same layout, neither of them shapeless.
+func inPlaceParts(m *Mapping, producer func(*ir.Value) (Part, bool), shapeless func(*ir.Value) bool) []Part {
 	out := make([]Part, len(m.Nodes))
 	for i, n := range m.Nodes {
 		out[i] = Part{-1, -1}
@@ -432,6 +440,9 @@ func inPlaceParts(m *Mapping, producer func(*ir.Value) (Part, bool)) []Part {
 			continue
 		}
 		r, ok := producer(ins[0])
+		if shapeless != nil && (shapeless(ins[0]) || shapeless(n.Outputs[0])) {
+			continue
+		}
 		if ok && !slices.Contains(ins[1:], ins[0]) && memory.SameLayout(ins[0], n.Outputs[0]) {
 			out[i] = r
 		}

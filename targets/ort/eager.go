@@ -248,8 +248,8 @@ func eagerOptions(g *ir.Graph, opts onnxexp.Options) (out onnxexp.Options, unfor
 // graph), with the eager constraints that lower ORT's predicted peak
 // (eagerOptions). Its UnforcedPeakBytes is the peak without them; there
 // is no plan order (PlanOrderPeakBytes 0): g's own order is not one.
-func (Target) PlaceTiled(g *ir.Graph) (*targets.Placement, error) {
-	opts, unforced, err := eagerOptions(g, sinksLast(g, exportOptions(nil)))
+func (t Target) PlaceTiled(g *ir.Graph) (*targets.Placement, error) {
+	opts, unforced, err := eagerOptions(g, sinksLast(g, t.exportOptions(nil)))
 	if err != nil {
 		return nil, err
 	}

@@ -98,7 +98,7 @@ func checkLowered(t *testing.T, g *ir.Graph, want []ran, peak int64) {
 	// The graph as written, without the lowering, predicts far less: the
 	// float16 activations ORT runs in float32 and the float32 weight copies
 	// are missing.
-	run, err := Schedule(g, exportOptions(nil))
+	run, err := Schedule(g, Target{}.exportOptions(nil))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -248,7 +248,7 @@ func TestTargetPredictsFloat16Graphs(t *testing.T) {
 	if pl.PeakBytes != 608768 {
 		t.Errorf("Original: peak %d, want 608768 (measured)", pl.PeakBytes)
 	}
-	opts := exportOptions(nil)
+	opts := Target{}.exportOptions(nil)
 	opts.Remat = &remat.RewriteResult{}
 	opts.Order = []remat.OrderConstraint{{Node: convs[2], After: relus[0]}}
 	if _, _, err := Simulate(p.g, opts); err == nil || !strings.Contains(err.Error(), "float16") {

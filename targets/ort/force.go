@@ -33,7 +33,7 @@ func Peak(g *ir.Graph, opts onnxexp.Options) (int64, error) {
 // values that ORT then materializes besides their float32 forms, which the
 // lowering does not model; that is an error.
 func Simulate(g *ir.Graph, opts onnxexp.Options) (*memory.Result, []*ir.Node, error) {
-	return simulateWith(g, opts, Memory())
+	return simulateWith(g, opts, memoryFor(opts))
 }
 
 // DefaultSessionPeak is the peak of a session that runs the model
@@ -41,11 +41,13 @@ func Simulate(g *ir.Graph, opts onnxexp.Options) (*memory.Result, []*ir.Node, er
 // memory pattern on) over its runs: the larger of Simulate's and the same
 // simulation under DefaultMemory(), the runs after the first.
 func DefaultSessionPeak(g *ir.Graph, opts onnxexp.Options) (int64, error) {
-	first, _, err := simulateWith(g, opts, Memory())
+	first, _, err := simulateWith(g, opts, memoryFor(opts))
 	if err != nil {
 		return 0, err
 	}
-	later, _, err := simulateWith(g, opts, DefaultMemory())
+	dm := DefaultMemory()
+	dm.Shapeless = memoryFor(opts).Shapeless
+	later, _, err := simulateWith(g, opts, dm)
 	if err != nil {
 		return 0, err
 	}
@@ -114,7 +116,7 @@ type orderResult struct {
 // ORT folds, neither wait nor are waited for; views, which ORT may run
 // anywhere, are not waited for (isSource).
 func forceOrder(g *ir.Graph, opts onnxexp.Options) (*orderResult, error) {
-	plan, err := memory.Simulate(g, g.Nodes, Memory())
+	plan, err := memory.Simulate(g, g.Nodes, memoryFor(opts))
 	if err != nil {
 		return nil, err
 	}

@@ -25,7 +25,14 @@ import (
 )
 
 // Target is ONNX Runtime's target. The zero value is ready to use.
-type Target struct{}
+type Target struct {
+	// HideShapes writes the graph with its activations' shapes hidden
+	// from ORT's allocation planner (exporters/onnx Options.HideShapes),
+	// and predicts it so (Memory: memory.Options.Shapeless): the planner
+	// then keeps no freed buffer for a later value of the same shape, and
+	// a recomputation frees what liveness says it frees.
+	HideShapes bool
+}
 
 var _ targets.Target = Target{}
 
@@ -33,27 +40,45 @@ var _ targets.Target = Target{}
 func (Target) Name() string { return "ort" }
 
 // Describe names the runtime and the settings the predictions are for.
-func (Target) Describe() string {
-	return "ONNX Runtime 1.30 CPU (arena on, memory pattern off, sequential, level disabled)"
+func (t Target) Describe() string {
+	s := "ONNX Runtime 1.30 CPU (arena on, memory pattern off, sequential, level disabled)"
+	if t.HideShapes {
+		s += ", activation shapes hidden from its planner"
+	}
+	return s
 }
 
-// Memory returns the model of ORT's allocator.
-func (Target) Memory() memory.Options { return Memory() }
+// Memory returns the model of ORT's allocator for the graphs t writes.
+func (t Target) Memory() memory.Options { return memoryFor(t.exportOptions(nil)) }
+
+// memoryFor is Memory() for a graph written with opts: with
+// Options.HideShapes, the values it hides have no static shape for the
+// planner.
+func memoryFor(opts onnxexp.Options) memory.Options {
+	mo := Memory()
+	if opts.HideShapes {
+		mo.Shapeless = onnxexp.Shapeless()
+	}
+	return mo
+}
 
 // exportOptions are the options under which the pipeline writes a graph
 // for ORT, before the target's choices: value_info for every intermediate
 // (ONNX Runtime plans in-place writes and buffer reuse only for values of
-// known static shape) and the rewrite's recomputations.
-func exportOptions(rw *remat.RewriteResult) onnxexp.Options {
-	return onnxexp.Options{ValueInfo: true, Remat: rw, RuntimeOrder: Order}
+// known static shape) but the ones it hides (HideShapes), and the
+// rewrite's recomputations.
+func (t Target) exportOptions(rw *remat.RewriteResult) onnxexp.Options {
+	return onnxexp.Options{ValueInfo: true, HideShapes: t.HideShapes, Remat: rw, RuntimeOrder: Order}
 }
 
 // Original predicts g's peak in ORT as the file is (ours false: the
 // user's own model, in its own order) or as the pipeline writes it (ours
 // true: a graph the pipeline built, such as a training graph, written with
-// its sinks last where that lowers the peak).
+// its sinks last where that lowers the peak). Either way the shapes are
+// shown (HideShapes is a choice of the fitted writing): the original is
+// the model as the user has it.
 func (Target) Original(g *ir.Graph, ours bool) (*targets.Placement, error) {
-	opts := exportOptions(nil)
+	opts := Target{}.exportOptions(nil)
 	if ours {
 		opts = sinksLast(g, opts)
 	}
@@ -89,14 +114,14 @@ func placement(g *ir.Graph, opts onnxexp.Options, ord *orderResult, defaults boo
 // recomputes something or its order was chosen), the order constraints
 // that bring ORT's order closer to the plan's where that lowers the
 // predicted peak (forceOrder).
-func (Target) Place(g *ir.Graph, rw *remat.RewriteResult) (*targets.Placement, error) {
-	return place(g, rw, true)
+func (t Target) Place(g *ir.Graph, rw *remat.RewriteResult) (*targets.Placement, error) {
+	return t.place(g, rw, true)
 }
 
 // place is Place, with the peak under ORT's default options when
 // defaults is set.
-func place(g *ir.Graph, rw *remat.RewriteResult, defaults bool) (*targets.Placement, error) {
-	opts := sinksLast(g, exportOptions(rw))
+func (t Target) place(g *ir.Graph, rw *remat.RewriteResult, defaults bool) (*targets.Placement, error) {
+	opts := sinksLast(g, t.exportOptions(rw))
 	if rw == nil {
 		return placement(g, opts, nil, defaults)
 	}
@@ -114,7 +139,7 @@ func (Target) ONNXOrder(nodes []onnxexp.WrittenNode) []int { return Order(nodes)
 
 // writing is the format-neutral part of opts.
 func writing(opts onnxexp.Options) targets.Writing {
-	return targets.Writing{SinksLast: opts.SinksLast, Order: opts.Order}
+	return targets.Writing{SinksLast: opts.SinksLast, Order: opts.Order, HideShapes: opts.HideShapes}
 }
 
 // layoutKey is a value's element size and static shape, the key of ORT's
@@ -129,8 +154,8 @@ func layoutKey(v *ir.Value) string {
 
 // RunOrder is the order in which ONNX Runtime runs g as the pipeline
 // writes it (Schedule).
-func (Target) RunOrder(g *ir.Graph) ([]*ir.Node, error) {
-	r, err := Schedule(g, exportOptions(nil))
+func (t Target) RunOrder(g *ir.Graph) ([]*ir.Node, error) {
+	r, err := Schedule(g, t.exportOptions(nil))
 	if err != nil {
 		return nil, err
 	}

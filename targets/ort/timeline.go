@@ -15,8 +15,8 @@ var _ targets.Timeliner = Target{}
 // Placement's peak. Constant nodes, which ONNX Runtime turns into
 // initializers when it loads the model, run no kernel and are left out
 // (such a step allocates nothing, so the peak stays).
-func (Target) Timeline(g *ir.Graph, rw *remat.RewriteResult, w targets.Writing) (*memory.Result, []*ir.Node, error) {
-	opts := exportOptions(rw)
+func (t Target) Timeline(g *ir.Graph, rw *remat.RewriteResult, w targets.Writing) (*memory.Result, []*ir.Node, error) {
+	opts := t.exportOptions(rw)
 	opts.SinksLast, opts.Order = w.SinksLast, w.Order
 	if opts.Remat == nil && len(opts.Order) > 0 {
 		opts.Remat = &remat.RewriteResult{Graph: g} // eager constraints (Place)
