@@ -74,7 +74,8 @@ func (m *Model) exportOptions(f *Fit, valueInfo bool) onnxexp.Options {
 		}
 	}
 	if f.Placement != nil {
-		opts.SinksLast, opts.Order = f.Placement.Writing.SinksLast, f.Placement.Writing.Order
+		w := f.Placement.Writing
+		opts.SinksLast, opts.Order, opts.HideShapes = w.SinksLast, w.Order, w.HideShapes
 		if opts.Remat == nil && len(opts.Order) > 0 {
 			// Order constraints without recomputations (ORT's eager
 			// constraints): written over an empty rewrite.

@@ -90,6 +90,11 @@ type FitOptions struct {
 	Tile         Tile
 	TileMaxExtra float64
 	ORTBlock     ORTBlock
+	// ORTShapes says whether a model fitted for ONNX Runtime is written
+	// with its activations' shapes shown to ORT's allocation planner or
+	// hidden from it (ORTShapesAuto by default: both are fitted and the
+	// cheaper plan is kept); targets other than ort ignore it.
+	ORTShapes ORTShapes
 	// Start is the remat problem's hint (remat.Problem.Start): a plan of
 	// the same graph at another budget for the search to start from
 	// (Sweep passes each budget the previous one's).
@@ -151,10 +156,49 @@ type Fit struct {
 	Rewrite *remat.RewriteResult
 	// Notes are messages for the user about what Fit did, in order.
 	Notes []string
+	// Budget is the budget the fit was made for: a percentage, as given,
+	// of the target's peak of the original (Original) when the target
+	// models a runtime.
+	Budget remat.Budget
+	// OtherShapes, under ORTShapesAuto, says what the writing Fit did not
+	// keep gave (fitBoth): "+3.94% predicted compute, ORT peak 1.96 MiB",
+	// or why it gave nothing.
+	OtherShapes string
 	// TimeLimit is the time limit each solve had.
 	TimeLimit time.Duration
 
 	detail fitDetail // what Detail needs (detail.go)
+}
+
+// ORTShapes is how Fit writes a model for ONNX Runtime: with its
+// activations' shapes shown to ORT's allocation planner, or hidden from it
+// (targets/ort Target.HideShapes), or whichever gives the cheaper plan.
+type ORTShapes string
+
+const (
+	// ORTShapesAuto fits the model both ways, to the same budget, and
+	// keeps the plan of less predicted compute (on a tie, the lower ORT
+	// peak; on a tie again, the shapes shown).
+	ORTShapesAuto ORTShapes = "auto"
+	// ORTShapesShown writes value_info for every intermediate: ORT's
+	// planner writes unary ops in place and keeps a freed buffer for the
+	// next value of its shape, which can hold it across a
+	// recomputation's gap.
+	ORTShapesShown ORTShapes = "shown"
+	// ORTShapesHidden hides the activations' shapes: no in-place writes
+	// and no reuse by shape, so a buffer is freed after its last reader.
+	ORTShapesHidden ORTShapes = "hidden"
+)
+
+// ParseORTShapes reads an -ort-shapes flag value.
+func ParseORTShapes(s string) (ORTShapes, error) {
+	switch v := ORTShapes(s); v {
+	case ORTShapesAuto, ORTShapesShown, ORTShapesHidden:
+		return v, nil
+	case "":
+		return ORTShapesAuto, nil
+	}
+	return "", optionErrorf("-ort-shapes %q: want auto (fit both ways, keep the cheaper plan), shown or hidden (the activations' shapes, for ONNX Runtime's allocation planner)", s)
 }
 
 // Fit makes m's graph fit the budget on the target: it lowers the graph to
@@ -163,14 +207,36 @@ type Fit struct {
 // target's runtime is made to follow the plan. The returned Fit is not nil
 // once the problem was built, even with an error (so that a caller can
 // still write the problem out).
+//
+// For ONNX Runtime, FitOptions.ORTShapes says whether the model is
+// written with its activations' shapes hidden from ORT's planner; under
+// ORTShapesAuto Fit fits a fresh build of m (Rebuild) the other way too,
+// to the same budget, and keeps the better fit (fitBoth).
 func (m *Model) Fit(ctx context.Context, o FitOptions) (*Fit, error) {
-	var err error
 	if o.Target == nil {
 		o.Target = m.DefaultTarget()
 	}
 	if err := m.checkTarget(o.Target); err != nil {
 		return nil, err
 	}
+	shapes, err := ParseORTShapes(string(o.ORTShapes))
+	if err != nil {
+		return nil, err
+	}
+	t, isORT := o.Target.(ort.Target)
+	switch {
+	case !isORT || t.HideShapes:
+	case shapes == ORTShapesHidden:
+		o.Target = ort.Target{HideShapes: true}
+	case shapes == ORTShapesAuto:
+		return m.fitBoth(ctx, o)
+	}
+	return m.fit(ctx, o)
+}
+
+// fit is Fit for one target.
+func (m *Model) fit(ctx context.Context, o FitOptions) (*Fit, error) {
+	var err error
 	if o.Profile == nil {
 		if o.Profile, err = profiles.Load(DefaultProfile); err != nil {
 			return nil, err
@@ -198,6 +264,14 @@ func (m *Model) Fit(ctx context.Context, o FitOptions) (*Fit, error) {
 	// the written model: a training graph is ours to write too, so it is
 	// written as the rewrite is and compared as written.
 	f.Original, f.TargetErr = o.Target.Original(m.Graph, m.Training != nil)
+	if b := o.Budget; b.Fraction > 0 && b.Bytes <= 0 && b.Of <= 0 && f.TargetErr == nil && f.Original.PeakBytes > 0 && o.Target.Name() != "liveness" {
+		// A percentage is of what the runtime uses for the model as
+		// given, which the user measures against; the no-remat peak in
+		// the plan's order is only the solver's (under liveness, the
+		// two are the same).
+		o.Budget.Of, o.Budget.OfWhat = f.Original.PeakBytes, fmt.Sprintf("the %s peak of the original", o.Target.Name())
+	}
+	f.Budget = o.Budget
 	f.detail.record(m, f, o)
 	if order == OrderAuto {
 		if err := m.reorder(ctx, f, o.Target); err != nil {
@@ -216,12 +290,8 @@ func (m *Model) Fit(ctx context.Context, o FitOptions) (*Fit, error) {
 	if errors.As(err, &ie) && tiling == TileAuto && f.TargetErr == nil {
 		// Rematerialization alone cannot reach the budget (typically the
 		// largest single-node working set is above it): tile under the
-		// target's model. The budget in the target's terms: bytes as
-		// given, a percentage of the target's own peak of the original.
+		// target's model, to the same bytes.
 		tb := ie.HaveBytes
-		if o.Budget.Fraction > 0 && o.Budget.Bytes <= 0 {
-			tb = int64(o.Budget.Fraction * float64(f.Original.PeakBytes))
-		}
 		n, rerr := m.Rebuild(ctx)
 		if rerr == nil && f.Reordered {
 			rerr = n.reorder(ctx, &Fit{}, f.Target)
@@ -446,7 +516,7 @@ func planMemory(t targets.Target) remat.LowerOptions {
 	if !tm.Reuse {
 		return remat.LowerOptions{Workspace: tm.Workspace}
 	}
-	return remat.LowerOptions{Reuse: true, Workspace: tm.Workspace, Arena: tm.Arena, Prepacked: tm.Prepacked, WorkspaceParts: tm.WorkspaceParts}
+	return remat.LowerOptions{Reuse: true, Shapeless: tm.Shapeless, Workspace: tm.Workspace, Arena: tm.Arena, Prepacked: tm.Prepacked, WorkspaceParts: tm.WorkspaceParts}
 }
 
 // keepSet checks the names of FitOptions.Keep against g's nodes.
@@ -529,6 +599,7 @@ func (f *Fit) Report(m *Model, output, budget string) *report.Compile {
 		r.ORTPlanOrderPeakBytes, r.ORTUnforcedPeakBytes = f.Placement.PlanOrderPeakBytes, f.Placement.UnforcedPeakBytes
 		r.ORTDefaultBeforePeakBytes, r.ORTDefaultAfterPeakBytes = f.Original.DefaultPeakBytes, f.Placement.DefaultPeakBytes
 		r.OrderConstraints = len(f.Placement.Writing.Order)
+		r.ORTHiddenShapes, r.ORTOtherShapes = f.Placement.Writing.HideShapes, f.OtherShapes
 		r.OrderedNodes = f.Placement.Writing.Strings()
 	}
 	f.tfjsReport(r)

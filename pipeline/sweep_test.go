@@ -209,7 +209,7 @@ func TestSweepStopsAtTargetError(t *testing.T) {
 		t.Fatal(err)
 	}
 	res, err := m.Sweep(ctx, SweepOptions{
-		Fit:  FitOptions{TimeLimit: 2 * time.Second, Solver: live},
+		Fit:  FitOptions{TimeLimit: 2 * time.Second, Solver: live, ORTShapes: ORTShapesShown},
 		Spec: SweepSpec{From: 100, To: 10, Step: 10},
 	})
 	if err != nil {

@@ -55,7 +55,7 @@ func TestFitReportsLateOutputs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	f, err := m.Fit(ctx, FitOptions{Budget: remat.BudgetFraction(0.88), Target: ort.Target{}, TileMaxExtra: 0.5})
+	f, err := m.Fit(ctx, FitOptions{Budget: remat.BudgetFraction(0.88), Target: ort.Target{}, TileMaxExtra: 0.5, ORTShapes: ORTShapesShown})
 	if err != nil {
 		t.Fatal(err)
 	}

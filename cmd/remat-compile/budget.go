@@ -39,7 +39,7 @@ func describeBudget(b remat.Budget, bytes int64, profile string) string {
 	case b.Bytes > 0:
 		return remat.FormatBytes(bytes)
 	case b.Fraction > 0:
-		return fmt.Sprintf("%s of the no-remat peak (%s)", b, remat.FormatBytes(bytes))
+		return fmt.Sprintf("%s of %s (%s)", b, b.Reference(), remat.FormatBytes(bytes))
 	}
 	return fmt.Sprintf("%s, the memory of %s less the model's inputs and parameters", remat.FormatBytes(bytes), profile)
 }

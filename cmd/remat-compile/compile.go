@@ -45,7 +45,9 @@ type compileOptions struct {
 	tile         string
 	tileMaxExtra float64
 	ortBlock     string
-	arena        string
+	// ortShapes is -ort-shapes (pipeline.ORTShapes).
+	ortShapes string
+	arena     string
 	// sweepSVG is -sweep-svg; verify runs verify on the written model
 	// (-verify).
 	sweepSVG string
@@ -55,7 +57,7 @@ type compileOptions struct {
 func compileCmd() *command {
 	return &command{
 		name:  "compile",
-		usage: "model.onnx|graph.pb|model.json -o out [-budget 70%|512MiB|device|sweep[:FROM-TO:STEP]] [-target ort|tfjs|liveness] [-solver auto|NAME] [-profile NAME|file.yaml] [-time-limit 60s] [-report plan.json|plan.html] [-verify] [-sweep-svg sweep.svg] [-emit-milp model.lp|.mps] [-train [-loss sum|mean|mse:TARGET|softmax-xent:LABEL] [-trainable all|NAME,...] [-optimizer sgd:LR]] [-keep NODE,...] [-order file|auto] [-tile auto|off] [-tile-max-extra F] [-ort-block 8|16] [-arena plan.json] [-input-shape name=DIMS] [-dim sym=N] [-d check,dump]",
+		usage: "model.onnx|graph.pb|model.json -o out [-budget 70%|512MiB|device|sweep[:FROM-TO:STEP]] [-target ort|tfjs|liveness] [-solver auto|NAME] [-profile NAME|file.yaml] [-time-limit 60s] [-report plan.json|plan.html] [-verify] [-sweep-svg sweep.svg] [-emit-milp model.lp|.mps] [-train [-loss sum|mean|mse:TARGET|softmax-xent:LABEL] [-trainable all|NAME,...] [-optimizer sgd:LR]] [-keep NODE,...] [-order file|auto] [-tile auto|off] [-tile-max-extra F] [-ort-block 8|16] [-ort-shapes auto|shown|hidden] [-arena plan.json] [-input-shape name=DIMS] [-dim sym=N] [-d check,dump]",
 		short: "Choose which values to keep and which to recompute so that the model runs within a memory budget, and write the rewritten model (the default command: `remat-compile model.onnx -o out.onnx -budget 70%`).",
 		setup: func(fs *flag.FlagSet) func(context.Context, []string, *Streams) error {
 			o := &compileOptions{}
@@ -74,6 +76,7 @@ func compileCmd() *command {
 			fs.StringVar(&o.keep, "keep", "", "comma-separated `nodes` whose outputs the plan must never recompute (kept from their first computation to their last use)")
 			fs.StringVar(&o.tile, "tile", string(pipeline.TileAuto), "`auto` (when rematerialization alone cannot reach the budget, split memory-heavy regions of spatially local ops into bands that recompute their halos, then rematerialize) or off")
 			fs.Float64Var(&o.tileMaxExtra, "tile-max-extra", 0, "bound on the compute tiling may add, as a `fraction` of the model's (0.15 is 15%; 0: none)")
+			fs.StringVar(&o.ortShapes, "ort-shapes", "auto", "for -target ort, the activations' shapes in the written model: shown (ONNX Runtime's planner writes unary ops in place and keeps a freed buffer for the next value of its shape, even across a recomputation's gap), hidden (it frees each buffer after its last reader), or auto (fit both ways to the same budget, keep the plan of less compute)")
 			fs.StringVar(&o.ortBlock, "ort-block", "8", "ONNX Runtime's NCHWc channel `block` on the machines the tiled model is for: 8 (AVX2; its outputs stay bitwise on AVX2 and AVX-512 machines) or 16 (AVX-512 only; tiles more freely)")
 			fs.StringVar(&o.order, "order", string(pipeline.OrderFile), "execution `order`: file (the file's) or auto (the order of least peak under the target's memory model, chosen before the plan and forced on the runtime where that lowers its peak)")
 			fs.StringVar(&o.arena, "arena", "", "also write a static arena plan of the written model to `file` (JSON, remat-arena/v1): an offset for every activation in one arena, the bytes an edge runtime must reserve")
@@ -132,6 +135,10 @@ func runCompile(ctx context.Context, o *compileOptions, path string, st *Streams
 	if err != nil {
 		return err
 	}
+	shapes, err := pipeline.ParseORTShapes(o.ortShapes)
+	if err != nil {
+		return err
+	}
 	if o.emitMILP != "" {
 		if _, err := pipeline.MILPFormat(o.emitMILP); err != nil {
 			return err
@@ -164,6 +171,9 @@ func runCompile(ctx context.Context, o *compileOptions, path string, st *Streams
 	if err != nil {
 		return err
 	}
+	if shapes != pipeline.ORTShapesAuto && target.Name() != "ort" {
+		return usagef("-ort-shapes %s: only the ort target has a planner to hide shapes from; the target is %s", shapes, target.Name())
+	}
 	if train != nil {
 		if err := m.Train(ctx, *train); err != nil {
 			return err
@@ -171,7 +181,7 @@ func runCompile(ctx context.Context, o *compileOptions, path string, st *Streams
 	}
 	fo := pipeline.FitOptions{
 		Target: target, Profile: prof, Budget: budget, Solver: solver, TimeLimit: o.timeLimit,
-		Keep: splitList(o.keep), Order: order, Tile: tiling, TileMaxExtra: o.tileMaxExtra, ORTBlock: block, Timelines: o.report != "",
+		Keep: splitList(o.keep), Order: order, Tile: tiling, TileMaxExtra: o.tileMaxExtra, ORTBlock: block, ORTShapes: shapes, Timelines: o.report != "",
 	}
 	if sweep != nil {
 		return runSweep(ctx, o, m, fo, *sweep, st)
@@ -228,7 +238,7 @@ func runCompile(ctx context.Context, o *compileOptions, path string, st *Streams
 	if err := writeReport(o.report, m, fit, r, st); err != nil {
 		return err
 	}
-	if err := printCompile(st.Out, r, fit.Remat, budget); err != nil {
+	if err := printCompile(st.Out, r, fit.Remat, fit.Budget); err != nil {
 		return err
 	}
 	fmt.Fprint(st.Out, verified)
@@ -259,7 +269,7 @@ func compileError(err error, budget remat.Budget, prof *profiles.Profile) error 
 		return err
 	}
 	var b strings.Builder
-	have := describeBudget(budget, ie.HaveBytes, prof.Device.Name)
+	have := describeBudget(ie.Budget, ie.HaveBytes, prof.Device.Name)
 	switch {
 	case ie.Proven:
 		fmt.Fprintf(&b, "remat-compile: budget %s is below the smallest peak possible, %s (proved by %s)", have, remat.FormatBytes(ie.NeedBytes), ie.By)
@@ -272,8 +282,8 @@ func compileError(err error, budget remat.Budget, prof *profiles.Profile) error 
 		fmt.Fprintf(&b, "; no plan can peak lower: node %s alone needs %s %s", ie.FloorNode, remat.FormatBytes(ie.FloorBytes), remat.FloorWhat(ie.FloorWorkspace))
 	}
 	fmt.Fprintf(&b, "; try -budget %s", pipeline.SuggestBudget(ie.NeedBytes))
-	if p := suggestPercent(ie.NeedBytes, ie.NoRematPeakBytes); p != "" {
-		fmt.Fprintf(&b, " (or -budget %s of the no-remat peak, %s)", p, remat.FormatBytes(ie.NoRematPeakBytes))
+	if ref := ie.Budget.ReferenceBytes(ie.NoRematPeakBytes); suggestPercent(ie.NeedBytes, ref) != "" {
+		fmt.Fprintf(&b, " (or -budget %s of %s, %s)", suggestPercent(ie.NeedBytes, ref), ie.Budget.Reference(), remat.FormatBytes(ref))
 	}
 	var per []string
 	for _, a := range ie.Attempts {
@@ -315,7 +325,7 @@ func printCompile(w io.Writer, r *report.Compile, res *remat.Result, budget rema
 	case t != nil && budget.Fraction > 0 && budget.Bytes <= 0:
 		// Tiling met the budget, a share of the target's peak; the
 		// solver's peaks below are the tiled graph's.
-		fmt.Fprintf(tw, "budget:\t%s of the %s peak (%s), met by tiling\n", budget, r.Target, remat.FormatBytes(t.BudgetBytes))
+		fmt.Fprintf(tw, "budget:\t%s, met by tiling\n", describeBudget(budget, t.BudgetBytes, r.Profile))
 		before = "the tiled graph, no rematerialization"
 	case t != nil:
 		fmt.Fprintf(tw, "budget:\t%s, met by tiling\n", remat.FormatBytes(t.BudgetBytes))
@@ -334,14 +344,25 @@ func printCompile(w io.Writer, r *report.Compile, res *remat.Result, budget rema
 	}
 	fmt.Fprintf(tw, "solver:\t%s, %s in %.2fs\n", solver, describeOptimality(res.Optimal, res.Gap, formatSeconds(res.LowerBoundSeconds)), r.SolveSeconds)
 	if r.ORTBeforePeakBytes > 0 && (r.Recomputations > 0 || r.Reordered || r.Tiling != nil) {
-		fmt.Fprintf(tw, "onnxruntime:\t%s → %s %s predicted for ONNX Runtime's CPU allocator (planner reuse, arena, parameters) in the order it runs the models\n",
-			formatBytes(r.ORTBeforePeakBytes), formatBytes(r.ORTAfterPeakBytes), change(r.ORTBeforePeakBytes, r.ORTAfterPeakBytes))
+		planner := "planner reuse"
+		if r.ORTHiddenShapes {
+			planner = "the shapes hidden from its planner"
+		}
+		fmt.Fprintf(tw, "onnxruntime:\t%s → %s %s predicted for ONNX Runtime's CPU allocator (%s, arena, parameters) in the order it runs the models\n",
+			formatBytes(r.ORTBeforePeakBytes), formatBytes(r.ORTAfterPeakBytes), change(r.ORTBeforePeakBytes, r.ORTAfterPeakBytes), planner)
 		if r.ORTDefaultBeforePeakBytes > 0 {
 			fmt.Fprintf(tw, "ort default:\t%s → %s predicted under ONNX Runtime's default options (memory pattern on), over a session's runs\n",
 				formatBytes(r.ORTDefaultBeforePeakBytes), formatBytes(r.ORTDefaultAfterPeakBytes))
 		}
 		fmt.Fprintf(tw, "order:\t%d constraint(s) forced (%s in ORT's own order, %s in the plan's)\n",
 			r.OrderConstraints, formatBytes(r.ORTUnforcedPeakBytes), formatBytes(r.ORTPlanOrderPeakBytes))
+		if r.ORTHiddenShapes {
+			other := ""
+			if r.ORTOtherShapes != "" {
+				other = "; with them shown: " + r.ORTOtherShapes
+			}
+			fmt.Fprintf(tw, "ort shapes:\thidden from ORT's planner, which frees each buffer after its last reader%s\n", other)
+		}
 	}
 	if r.TFJSBeforePeakBytes > 0 && (r.Recomputations > 0 || r.Tiling != nil) {
 		fmt.Fprintf(tw, "tensorflow.js:\t%s → %s %s predicted for tf.profile in the order TensorFlow.js's executor runs the models (%s in the plan's order)\n",

@@ -1,6 +1,7 @@
 package onnx_test
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"fmt"
 	"math"
@@ -10,6 +11,7 @@ import (
 
 	exporter "github.com/remat-compile/remat/exporters/onnx"
 	importer "github.com/remat-compile/remat/importers/onnx"
+	"github.com/remat-compile/remat/internal/ort"
 	"github.com/remat-compile/remat/ir"
 )
 
@@ -138,4 +140,26 @@ func pythonONNX(t *testing.T) string {
 	}
 	t.Fatal("python3 with the onnx module not found: install the Debian package python3-onnx (apt-get install python3-onnx)")
 	return ""
+}
+
+// requireSameOutputs runs models a and b in ONNX Runtime on inputs at
+// levels disabled and all, and fails on every output of b that is not
+// bitwise a's (what names b's rewrite, for the message).
+func requireSameOutputs(t *testing.T, a, b string, inputs map[string]ort.Tensor, what string) {
+	t.Helper()
+	for _, level := range []string{"disabled", "all"} {
+		ra, err := ort.Run(a, inputs, ort.MeasureOptions(level))
+		if err != nil {
+			t.Fatal(err)
+		}
+		rb, err := ort.Run(b, inputs, ort.MeasureOptions(level))
+		if err != nil {
+			t.Fatalf("level %s: %v", level, err)
+		}
+		for _, name := range ra.OutputNames {
+			if !bytes.Equal(ra.Outputs[name].Data, rb.Outputs[name].Data) {
+				t.Errorf("level %s: output %s differs %s", level, name, what)
+			}
+		}
+	}
 }

@@ -1,7 +1,6 @@
 package onnx_test
 
 import (
-	"bytes"
 	"path/filepath"
 	"slices"
 	"testing"
@@ -115,19 +114,5 @@ func TestHideShapes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, level := range []string{"disabled", "all"} {
-		a, err := ort.Run(plainPath, in, ort.MeasureOptions(level))
-		if err != nil {
-			t.Fatal(err)
-		}
-		b, err := ort.Run(hiddenPath, in, ort.MeasureOptions(level))
-		if err != nil {
-			t.Fatalf("level %s: %v", level, err)
-		}
-		for _, name := range a.OutputNames {
-			if !bytes.Equal(a.Outputs[name].Data, b.Outputs[name].Data) {
-				t.Errorf("level %s: output %s differs with the shapes hidden", level, name)
-			}
-		}
-	}
+	requireSameOutputs(t, plainPath, hiddenPath, in, "with the shapes hidden")
 }

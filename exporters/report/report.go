@@ -116,6 +116,15 @@ type Compile struct {
 	ORTPlanOrderPeakBytes int64 `json:"ort_model_plan_order_peak_bytes"`
 	ORTUnforcedPeakBytes  int64 `json:"ort_model_unforced_peak_bytes"`
 	OrderConstraints      int   `json:"order_constraints"`
+	// ORTHiddenShapes reports that the model is written with its
+	// activations' shapes hidden from ONNX Runtime's allocation planner
+	// (exporters/onnx Options.HideShapes); ORTAfterPeakBytes is then of
+	// that writing and ORTBeforePeakBytes of the original as given.
+	ORTHiddenShapes bool `json:"ort_hidden_shapes,omitempty"`
+	// ORTOtherShapes says what the other writing gave when compile fitted
+	// both (-ort-shapes auto): its predicted compute and ORT peak, or
+	// that it found no plan.
+	ORTOtherShapes string `json:"ort_other_shapes,omitempty"`
 	// ORTDefaultBeforePeakBytes and ORTDefaultAfterPeakBytes are the same
 	// peaks under ONNX Runtime's default session options (the memory
 	// pattern on: a session's runs after the first take one block for

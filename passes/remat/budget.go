@@ -21,6 +21,30 @@ type Budget struct {
 	// Fraction, when positive and Bytes is not, is the budget as a
 	// fraction of the no-remat peak: 0.7 for "70%".
 	Fraction float64
+	// Of, when positive, is the peak Fraction is a fraction of instead of
+	// the no-remat peak, and OfWhat says what it is for messages ("ort's
+	// peak for the original"): the pipeline makes a percentage one of
+	// what the target runtime uses for the model as given.
+	Of     int64
+	OfWhat string
+}
+
+// Reference says what a fraction budget is a fraction of: OfWhat, or
+// "the no-remat peak".
+func (b Budget) Reference() string {
+	if b.Of > 0 {
+		return b.OfWhat
+	}
+	return "the no-remat peak"
+}
+
+// ReferenceBytes is the peak a fraction budget is a fraction of: Of, or
+// peak, the no-remat peak.
+func (b Budget) ReferenceBytes(peak int64) int64 {
+	if b.Of > 0 {
+		return b.Of
+	}
+	return peak
 }
 
 // BudgetBytes returns an absolute budget.
@@ -61,7 +85,7 @@ func (b Budget) Resolve(noRematPeak, capacity, resident int64) (int64, error) {
 		if math.IsInf(b.Fraction, 0) || math.IsNaN(b.Fraction) {
 			return 0, fmt.Errorf("remat: budget fraction %v is not a number", b.Fraction)
 		}
-		f := b.Fraction * float64(noRematPeak)
+		f := b.Fraction * float64(b.ReferenceBytes(noRematPeak))
 		if f >= math.MaxInt64 {
 			return NoBudget, nil
 		}

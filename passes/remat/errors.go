@@ -48,7 +48,7 @@ func (e *InfeasibleBudgetError) Error() string {
 	var b strings.Builder
 	budget := FormatBytes(e.HaveBytes)
 	if e.Budget.Fraction > 0 && e.Budget.Bytes <= 0 {
-		budget = fmt.Sprintf("%s of the no-remat peak (%s)", e.Budget, FormatBytes(e.HaveBytes))
+		budget = fmt.Sprintf("%s of %s (%s)", e.Budget, e.Budget.Reference(), FormatBytes(e.HaveBytes))
 	}
 	switch {
 	case e.Proven:
