@@ -10,6 +10,9 @@
 # training graph (-solver checkpoint-all) against the rematerialized one.
 #
 #   eval "$(scripts/setup.sh)"; scripts/remat-table.sh [-train] [BUDGETS]
+#
+# COMPILE_FLAGS adds flags to every compile (e.g. "-ort-shapes auto");
+# TIME_LIMIT is compile's -time-limit (60s).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 train=""
@@ -55,7 +58,8 @@ for entry in "${models[@]}"; do
   for b in $budgets; do
     out="$work/$name.onnx"; rep="$work/$name.json"
     # shellcheck disable=SC2086
-    if ! msg=$("$work/rc" compile $train $flags -budget "$b" -time-limit "${TIME_LIMIT:-60s}" -report "$rep" -o "$out" "$path" 2>&1); then
+    # shellcheck disable=SC2086
+    if ! msg=$("$work/rc" compile $train $flags ${COMPILE_FLAGS:-} -budget "$b" -time-limit "${TIME_LIMIT:-60s}" -report "$rep" -o "$out" "$path" 2>&1); then
       floor=$(echo "$msg" | grep -o 'smallest peak possible, [^(]*([^)]*)' | head -1 || true)
       [ -z "$floor" ] && floor=$(echo "$msg" | grep -o 'smallest peak any solver reached, [^;]*' | head -1 || true)
       echo "| $name | $b | infeasible: ${floor:-$(echo "$msg" | head -1)} | - | - | - | - | - | - | - | - | - | - | - |"
@@ -75,7 +79,7 @@ a = lv.get("all")
 rt = "%.2f → %.2f" % (a["original_model"]["median_run_time_ms"], a["remat_model"]["median_run_time_ms"]) if a else "-"
 print("| %s | %s | %d → %d | %d → %d | %s | %+.1f | %s | %s | %s | %d → %d | %s | %s | %s | %s%s |" % (
     sys.argv[3], sys.argv[4], r["before_peak_bytes"], r["after_peak_bytes"],
-    r.get("ort_model_before_peak_bytes", 0), r.get("ort_model_after_peak_bytes", 0), r["plan_solver"], r["overhead_percent"],
+    r.get("ort_model_before_peak_bytes", 0), r.get("ort_model_after_peak_bytes", 0), r["plan_solver"] + (", shapes hidden" if r.get("ort_hidden_shapes") else ""), r["overhead_percent"],
     pair(lv["disabled"]) if "disabled" in lv else "-", pair(a) if a else "-", ratio,
     r.get("ort_model_default_before_peak_bytes", 0), r.get("ort_model_default_after_peak_bytes", 0),
     pair(lv["disabled"], "default_peak_bytes") if "disabled" in lv else "-", pair(a, "default_peak_bytes") if a else "-", rt,

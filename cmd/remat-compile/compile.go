@@ -76,7 +76,7 @@ func compileCmd() *command {
 			fs.StringVar(&o.keep, "keep", "", "comma-separated `nodes` whose outputs the plan must never recompute (kept from their first computation to their last use)")
 			fs.StringVar(&o.tile, "tile", string(pipeline.TileAuto), "`auto` (when rematerialization alone cannot reach the budget, split memory-heavy regions of spatially local ops into bands that recompute their halos, then rematerialize) or off")
 			fs.Float64Var(&o.tileMaxExtra, "tile-max-extra", 0, "bound on the compute tiling may add, as a `fraction` of the model's (0.15 is 15%; 0: none)")
-			fs.StringVar(&o.ortShapes, "ort-shapes", "auto", "for -target ort, the activations' shapes in the written model: shown (ONNX Runtime's planner writes unary ops in place and keeps a freed buffer for the next value of its shape, even across a recomputation's gap), hidden (it frees each buffer after its last reader), or auto (fit both ways to the same budget, keep the plan of less compute)")
+			fs.StringVar(&o.ortShapes, "ort-shapes", "shown", "for -target ort, the activations' shapes in the written model: shown (ONNX Runtime's planner writes unary ops in place and keeps a freed buffer for the next value of its shape, even across a recomputation's gap), hidden (it frees each buffer after its last reader; at level all its NCHWc convolutions can then give other bits: check with verify), or auto (fit both ways to the same budget, keep the plan of less compute)")
 			fs.StringVar(&o.ortBlock, "ort-block", "8", "ONNX Runtime's NCHWc channel `block` on the machines the tiled model is for: 8 (AVX2; its outputs stay bitwise on AVX2 and AVX-512 machines) or 16 (AVX-512 only; tiles more freely)")
 			fs.StringVar(&o.order, "order", string(pipeline.OrderFile), "execution `order`: file (the file's) or auto (the order of least peak under the target's memory model, chosen before the plan and forced on the runtime where that lowers its peak)")
 			fs.StringVar(&o.arena, "arena", "", "also write a static arena plan of the written model to `file` (JSON, remat-arena/v1): an offset for every activation in one arena, the bytes an edge runtime must reserve")
@@ -171,7 +171,7 @@ func runCompile(ctx context.Context, o *compileOptions, path string, st *Streams
 	if err != nil {
 		return err
 	}
-	if shapes != pipeline.ORTShapesAuto && target.Name() != "ort" {
+	if shapes != pipeline.ORTShapesShown && target.Name() != "ort" {
 		return usagef("-ort-shapes %s: only the ort target has a planner to hide shapes from; the target is %s", shapes, target.Name())
 	}
 	if train != nil {
