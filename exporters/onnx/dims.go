@@ -87,9 +87,11 @@ func (h *shapeHider) infer(n *ir.Node, k, r int) []bool {
 		"ThresholdedRelu", "Sin", "Cos", "Clip", "Dropout", "Softmax", "LogSoftmax", "BatchNormalization", "InstanceNormalization",
 		"LayerNormalization", "LRN", "IsNaN", "IsInf", "Trilu", "Pad", "Resize", "Upsample", "ScatterElements", "ScatterND", "Scatter", "CumSum":
 		return fit(x)
-	case "Add", "Sub", "Mul", "Div", "Pow", "Where", "Greater", "Less", "Equal", "GreaterOrEqual", "LessOrEqual", "And", "Or", "Xor",
-		"Max", "Min", "Sum", "Mean", "PRelu", "Mod", "BitShift":
+	}
+	if broadcasts(n) {
 		return h.broadcast(n, r)
+	}
+	switch n.Op {
 	case "Conv", "ConvTranspose", "MaxPool", "AveragePool", "LpPool", "GlobalAveragePool", "GlobalMaxPool":
 		if len(x) != r || r < 2 {
 			return unknown

@@ -147,12 +147,15 @@ func (h *shapeHider) readsTainted(n *ir.Node, i int, in *ir.Value) bool {
 // seed under a sum loss and what follows from it) into a node it does not
 // fold, where the export gives n a hidden view of it: a folded value keeps
 // its static shape, and ONNX's broadcasting would give it back to every
-// value an Add or a Where computes from it and a hidden one. Not for a
-// value a reshape-like node makes (no Reshape next to another), a shape,
-// axes or sizes input (valueSlot), or a rank-0 value (memo caches
-// constantFoldable).
+// value an Add or a Where computes from it and a hidden one. Only into a
+// broadcasting node (broadcasts): elsewhere a folded value leaves the
+// other inputs' unknown sizes unknown, and a Conv, Gemm or MatMul needs
+// its folded weights constant (ORT's NCHWc transformer converts a Conv
+// only then, and computes it with other bits: the zoo SegNet's weight
+// gradients). Not for a value a reshape-like node makes (no Reshape next
+// to another) or a rank-0 value (memo caches constantFoldable).
 func crossesFold(n *ir.Node, i int, memo map[*ir.Node]bool) bool {
-	if i >= len(n.Inputs) || n.Inputs[i] == nil || valueSlot(n, i) || isReshapeLike(n) {
+	if i >= len(n.Inputs) || n.Inputs[i] == nil || !broadcasts(n) {
 		return false
 	}
 	v := n.Inputs[i]
@@ -375,4 +378,18 @@ func (f *forcer) hiddenView(v string, t ir.TensorType, li string, out *[]*onnxpb
 		f.node("Concat", v+"_hide_concat", []string{shape, li}, dyn, []*onnxpb.AttributeProto{intAttr("axis", 0)}),
 		f.node("Reshape", v+"_hide_reshape", []string{v, dyn}, view, nil))
 	return view
+}
+
+// broadcasts reports whether n is an ONNX op whose output shape is the
+// multidirectional broadcast of its inputs' (dims.go: broadcast).
+func broadcasts(n *ir.Node) bool {
+	if n.Domain != "" && n.Domain != "ai.onnx" {
+		return false
+	}
+	switch n.Op {
+	case "Add", "Sub", "Mul", "Div", "Pow", "Where", "Greater", "Less", "Equal", "GreaterOrEqual", "LessOrEqual", "And", "Or", "Xor",
+		"Max", "Min", "Sum", "Mean", "PRelu", "Mod", "BitShift":
+		return true
+	}
+	return false
 }
