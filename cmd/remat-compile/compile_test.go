@@ -320,6 +320,8 @@ func TestCompileUsage(t *testing.T) {
 		{[]string{filepath.Join(dir, "nope.onnx"), "-o", out}, exitFailure, "nope.onnx"},
 		{[]string{unetModel, "-o", out, "-d", "chek"}, exitUsage, `-d "chek": unknown debug flag`},
 		{[]string{unetModel, "-o", out, "-keep", "nosuch"}, exitUsage, `-keep "nosuch": the graph has no node of that name`},
+		{[]string{unetModel, "-o", out, "-ort-shapes", "secret"}, exitUsage, `-ort-shapes "secret": want auto`},
+		{[]string{unetModel, "-o", out, "-ort-shapes", "hidden", "-target", "liveness"}, exitUsage, "-ort-shapes hidden: only the ort target has a planner to hide shapes from; the target is liveness"},
 	} {
 		code, stdout, stderr := run(t, tt.args...)
 		if code != tt.code || !strings.Contains(stdout+stderr, tt.want) {
