@@ -181,7 +181,7 @@ func TestSweepInterrupted(t *testing.T) {
 	dir := t.TempDir()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	tty := &cancelOnWrite{word: "solving 90%", cancel: cancel}
+	tty := &cancelOnWrite{word: "solving 95%", cancel: cancel}
 	var stdout strings.Builder
 	code := Main(ctx, []string{"-train", "zoo:unet", "-budget", "sweep", "-time-limit", "20s",
 		"-o", filepath.Join(dir, "o.onnx"), "-report", filepath.Join(dir, "p.html"), "-sweep-svg", filepath.Join(dir, "s.svg")},
