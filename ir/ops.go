@@ -32,7 +32,8 @@ const (
 	// InPlace ops may write their output over their first input's buffer
 	// when that input has no later reader and its shape and element size
 	// match (measured for ONNX Runtime's CPU kernels: unary activations,
-	// Clip, Shrink, Softmax, LogSoftmax, and Cast between same-size types;
+	// Clip, Shrink, Softmax, LogSoftmax, Cast between same-size types, and
+	// Scatter and ScatterElements over their data input, not ScatterND;
 	// see targets/ort/memory.go).
 	InPlace
 )
@@ -281,8 +282,8 @@ var opTable = []OpInfo{
 	{"", "Gather", 2, 2, 1, 1, 0},
 	{"", "GatherElements", 2, 2, 1, 1, 0},
 	{"", "GatherND", 2, 2, 1, 1, 0},
-	{"", "Scatter", 3, 3, 1, 1, 0},
-	{"", "ScatterElements", 3, 3, 1, 1, 0},
+	{"", "Scatter", 3, 3, 1, 1, InPlace},
+	{"", "ScatterElements", 3, 3, 1, 1, InPlace},
 	{"", "ScatterND", 3, 3, 1, 1, 0},
 	{"", "OneHot", 3, 3, 1, 1, 0},
 	{"", "Trilu", 1, 2, 1, 1, 0},

@@ -32,6 +32,8 @@ type modelCase struct {
 	fixed  map[string]ort.Tensor
 	// source is the model file of a real model ("" for zoo models).
 	source string
+	// tolerance, when not 0, replaces the package's tolerance.
+	tolerance float64
 }
 
 // zooCases lists every zoo model at its Small configuration.
@@ -109,7 +111,7 @@ func trainCases() []modelCase {
 		if _, err := build(); err != nil {
 			continue
 		}
-		cases = append(cases, modelCase{name: m.Name + " (training)", build: build})
+		cases = append(cases, modelCase{name: m.Name + " (training)", build: build, tolerance: trainTolerance})
 	}
 	return cases
 }

@@ -49,6 +49,13 @@ var defaultSizes = flag.Bool("memcheck.default", false, "also measure the fp16 a
 // to the measurement.
 const tolerance = 0.10
 
+// trainTolerance is the tolerance of the zoo's training graphs, whose
+// rematerialized forms the solvers fit under this model: every one is
+// predicted to the byte at its peak but MobileNetV2's (+1.7%), and at
+// all but one node of each but MobileNetV2 (whose Where and
+// ScatterElements nodes the model had wrong before: up to 4.1% off).
+const trainTolerance = 0.02
+
 // exceptions lists models allowed a larger error, with the reason. Every
 // model is within tolerance now; an entry needs its measured cause.
 var exceptions = map[string]struct {
@@ -261,6 +268,9 @@ func check(t *testing.T, c modelCase) row {
 		r.peakNode = m.seq[pred.PeakStep].String()
 	}
 	tol := tolerance
+	if c.tolerance > 0 {
+		tol = c.tolerance
+	}
 	if ex, ok := exceptions[c.name]; ok {
 		tol = ex.tolerance
 		r.note = strings.TrimPrefix(r.note+"; "+ex.why, "; ")

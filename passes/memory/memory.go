@@ -147,6 +147,12 @@ type Options struct {
 	// allocation of Workspace's bytes). Only Arena uses them: each part is
 	// its own chunk, all held together while the node runs.
 	WorkspaceParts func(n *ir.Node) []int64
+	// WorkspaceFirst, when set, says which nodes' kernels allocate their
+	// workspace before their outputs (ONNX Runtime's Where: its two
+	// selections, then the output it merges them into); the others
+	// allocate their outputs first. Only Arena uses it: the order decides
+	// which free chunks each allocation gets.
+	WorkspaceFirst func(n *ir.Node) bool
 	// Arena replays the buffers' allocations and releases, in order,
 	// through a model of ONNX Runtime's BFC arena (arena.go), and counts
 	// each buffer, and each step's workspace, as the chunk the arena hands
@@ -824,13 +830,20 @@ func (s *sim) replay(a *bfcArena, seq []*ir.Node, l *layout, nested, end bool, s
 	for i := 0; i < n; i++ {
 		evs := allocs[i]
 		slices.SortStableFunc(evs, func(x, y event) int { return int(x.slot - y.slot) })
-		for _, e := range evs {
-			h := a.alloc(l.bufs[e.buf].bytes)
-			chunks[e.buf][e.x] = h
-			l.held[e.buf][e.x] = a.chunks[h].size
+		allocOutputs := func() {
+			for _, e := range evs {
+				h := a.alloc(l.bufs[e.buf].bytes)
+				chunks[e.buf][e.x] = h
+				l.held[e.buf][e.x] = a.chunks[h].size
+			}
+		}
+		subs := seq[i].Subgraphs()
+		first := len(subs) == 0 && l.ws[i] > 0 && s.opts.WorkspaceFirst != nil && s.opts.WorkspaceFirst(seq[i])
+		if !first {
+			allocOutputs()
 		}
 		during := a.inUse
-		if subs := seq[i].Subgraphs(); len(subs) > 0 {
+		if len(subs) > 0 {
 			// The subgraph runs inside the node, in the same arena.
 			after, peak := s.nestedReplay(a, subs)
 			*a = *after
@@ -848,6 +861,9 @@ func (s *sim) replay(a *bfcArena, seq []*ir.Node, l *layout, nested, end bool, s
 			for k, p := range parts {
 				hs[k] = a.alloc(p)
 				l.ws[i] += a.chunks[hs[k]].size
+			}
+			if first {
+				allocOutputs()
 			}
 			during = a.inUse
 			for k := len(hs) - 1; k >= 0; k-- {

@@ -38,12 +38,13 @@ type LowerOptions struct {
 	Workspace func(n *ir.Node) int64
 	// Arena lowers the problem under the target's BFC arena
 	// (Problem.Arena; memory.Options.Arena), with each node's prepacked
-	// weights and workspace allocations from Prepacked and
-	// WorkspaceParts when set (the target's memory.Options fields of the
-	// same names).
+	// weights and workspace allocations from Prepacked, WorkspaceParts
+	// and WorkspaceFirst when set (the target's memory.Options fields of
+	// the same names).
 	Arena          bool
 	Prepacked      func(n *ir.Node) (bytes int64, key any)
 	WorkspaceParts func(n *ir.Node) []int64
+	WorkspaceFirst func(n *ir.Node) bool
 }
 
 // Memory returns the memory.Options under which passes/memory.Simulate
@@ -52,7 +53,7 @@ type LowerOptions struct {
 func (o LowerOptions) Memory() memory.Options {
 	mo := memory.Options{CountInputs: o.CountInputs, CountParams: o.CountParams, ConstantsAsParams: !o.ConstantNodes, Reuse: o.Reuse, InPlace: o.Reuse, Shapeless: o.Shapeless, Workspace: o.Workspace}
 	if o.Arena {
-		mo.Arena, mo.AlignBytes, mo.Prepacked, mo.WorkspaceParts = true, memory.ArenaAlign, o.Prepacked, o.WorkspaceParts
+		mo.Arena, mo.AlignBytes, mo.Prepacked, mo.WorkspaceParts, mo.WorkspaceFirst = true, memory.ArenaAlign, o.Prepacked, o.WorkspaceParts, o.WorkspaceFirst
 	}
 	return mo
 }
@@ -284,6 +285,12 @@ func Lower(g *ir.Graph, cost func(*ir.Node) float64, opts LowerOptions) (*Proble
 			p.Arena.WorkspaceParts = make([][]int64, N)
 			for i, n := range m.Nodes {
 				p.Arena.WorkspaceParts[i] = opts.WorkspaceParts(n)
+			}
+		}
+		if opts.WorkspaceFirst != nil {
+			p.Arena.WorkspaceFirst = make([]bool, N)
+			for i, n := range m.Nodes {
+				p.Arena.WorkspaceFirst[i] = opts.WorkspaceFirst(n)
 			}
 		}
 	}

@@ -136,6 +136,12 @@ func simulate(p *Problem, seq []int32) (*memory.Result, *shadow, error) {
 				return nil
 			}
 		}
+		if a.WorkspaceFirst != nil {
+			opts.WorkspaceFirst = func(n *ir.Node) bool {
+				i := s.index[n.ID]
+				return i >= 0 && a.WorkspaceFirst[i]
+			}
+		}
 	}
 	res, err := memory.Simulate(s.g, nodes, opts)
 	if err != nil {

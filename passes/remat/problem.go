@@ -127,6 +127,10 @@ type Arena struct {
 	// separate allocations its kernel makes, in order (nil or empty: one
 	// allocation; memory.Options.WorkspaceParts).
 	WorkspaceParts [][]int64
+	// WorkspaceFirst, when not nil, marks the nodes whose kernels
+	// allocate their workspace before their outputs
+	// (memory.Options.WorkspaceFirst).
+	WorkspaceFirst []bool
 }
 
 // Part is one output of a node: Index counts the node's present outputs.
@@ -493,6 +497,9 @@ func (p *Problem) validateArena(add func(string, ...any)) {
 				}
 			}
 		}
+	}
+	if a.WorkspaceFirst != nil && len(a.WorkspaceFirst) != n {
+		add("Arena.WorkspaceFirst has %d entries for %d nodes", len(a.WorkspaceFirst), n)
 	}
 }
 

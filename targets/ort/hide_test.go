@@ -15,6 +15,7 @@ import (
 	"github.com/remat-compile/remat/passes"
 	"github.com/remat-compile/remat/passes/autodiff"
 	"github.com/remat-compile/remat/passes/shapes"
+	"github.com/remat-compile/remat/targets"
 	ortt "github.com/remat-compile/remat/targets/ort"
 )
 
@@ -168,4 +169,31 @@ func inUseDeviation(t *testing.T, g *ir.Graph, opts onnxexp.Options, p *ort.Prof
 		}
 	}
 	return dev, worst
+}
+
+// TestTimelineHidesShapes: the timeline of a writing with the shapes
+// hidden is simulated with them hidden, whatever the Target's own
+// HideShapes (the pipeline's auto writing is placed by another Target
+// value than the one that draws it).
+func TestTimelineHidesShapes(t *testing.T) {
+	g := trainGraph(t, "unet")
+	hidden := onnxexp.Options{ValueInfo: true, HideShapes: true, RuntimeOrder: ortt.Order}
+	want, err := ortt.Peak(g, hidden)
+	if err != nil {
+		t.Fatal(err)
+	}
+	shown, err := ortt.Peak(g, onnxexp.Options{ValueInfo: true, RuntimeOrder: ortt.Order})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want == shown {
+		t.Fatalf("the hidden and the shown writing both peak at %d: the test needs a graph where they differ", want)
+	}
+	sim, _, err := ortt.Target{}.Timeline(g, nil, targets.Writing{HideShapes: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sim.PeakBytes != want {
+		t.Errorf("timeline peak %d, want the hidden writing's %d (shown: %d)", sim.PeakBytes, want, shown)
+	}
 }

@@ -38,7 +38,9 @@ import (
 //     of the same size (f32→i32 and i32→f32 yes, f32→f16 and f32→i64 no:
 //     a Cast of T to f16 allocates T/2, the Cast back to f32 takes a
 //     freed same-shape f32 buffer), Softmax and LogSoftmax allocate 0
-//     bytes. Not in place (a new T each): Abs, Neg,
+//     bytes, and so does ScatterElements (and Scatter) over its dying data
+//     input (a [16384] float32 ConstantOfShape scattered into: 0 new
+//     bytes; ScatterND: a new T). Not in place (a new T each): Abs, Neg,
 //     Exp, Log, Sqrt, Erf, Floor, Ceil, Round, Sign, Reciprocal, PRelu,
 //     Hardmax, Dropout, and the multi-input ops (Add, Sub, Mul, Div, Pow,
 //     Max, Min, Sum, Where), even when every input dies at the node.
@@ -88,6 +90,7 @@ func Memory() memory.Options {
 		AlignBytes:        memory.ArenaAlign,
 		Workspace:         Workspace,
 		WorkspaceParts:    WorkspaceParts,
+		WorkspaceFirst:    WorkspaceFirst,
 		Arena:             true,
 		Prepacked:         Prepacked,
 	}
@@ -178,10 +181,15 @@ const mlasConvWorkingBuffer = 16384
 //     norm2 workspace (192×56×56: 2408448 + 2458624 bytes) would take a
 //     new arena region and count its whole chunk: 28.7% over the measured
 //     peak of the dynamically quantized GoogLeNet at 224×224, exact as two.
-//   - Where (every element type but string): two temporaries of the
-//     output's bytes, the selections from X and from Y, which the kernel
-//     then merges into the output. Measured: 262144 for a [4,2,64,64]
-//     float32 output, with Y of the same shape, a scalar, or [1,2,1,1].
+//   - Where (every element type but string): two temporaries, the
+//     selection from X (condition and X broadcast) and the one from Y
+//     (condition and Y broadcast), which the kernel allocates in that
+//     order before the output it merges them into (where_op.cc;
+//     WorkspaceParts, WorkspaceFirst). Measured: 262144 for a
+//     [4,2,64,64] float32 output, with Y of the same shape, a scalar, or
+//     [1,2,1,1]. Allocated after the output instead, the model put the
+//     output of one Where in VGG19's training graph into another chunk
+//     than ORT's arena does: 141568 bytes under the measured peak.
 //   - Sum, Max, Min, Mean with three or more inputs: one temporary of the
 //     output's bytes (the kernel folds the inputs pairwise through it);
 //     none with two. Measured for each of the four ops on [1,16,64,64]
@@ -214,11 +222,11 @@ func Workspace(n *ir.Node) int64 {
 	case "LRN":
 		return lrnWorkspace(n)
 	case "Where":
-		if len(n.Outputs) > 0 && n.Outputs[0] != nil && n.Outputs[0].Type.DType != ir.String {
-			if b, ok := n.Outputs[0].Type.Bytes(); ok {
-				return 2 * memory.ArenaRound(b)
-			}
+		var total int64
+		for _, p := range whereSelections(n) {
+			total += memory.ArenaRound(p)
 		}
+		return total
 	case "Sum", "Max", "Min", "Mean":
 		present := 0
 		for _, v := range n.Inputs {
@@ -250,9 +258,16 @@ func Workspace(n *ir.Node) int64 {
 // WorkspaceParts splits Workspace(n) into the allocations ONNX
 // Runtime 1.30's kernel makes, in order, where there is more than one and
 // the arena's placement of them matters: LRN's scale, then its padded
-// squares (lrn.cc). Nil for every other node: one allocation.
+// squares (lrn.cc); Where's selection from X, then from Y. Nil for every
+// other node: one allocation.
 func WorkspaceParts(n *ir.Node) []int64 {
-	if n.Op != "LRN" || (n.Domain != "" && n.Domain != "ai.onnx") {
+	if n.Domain != "" && n.Domain != "ai.onnx" {
+		return nil
+	}
+	if n.Op == "Where" {
+		return whereSelections(n)
+	}
+	if n.Op != "LRN" {
 		return nil
 	}
 	x, ok := floatDims(n, 0, false)
@@ -261,6 +276,65 @@ func WorkspaceParts(n *ir.Node) []int64 {
 	}
 	size := n.AttrInt("size", 1)
 	return []int64{4 * prod(x), 4 * (x[1] + size - 1) * x[2] * x[3]}
+}
+
+// WorkspaceFirst reports whether ONNX Runtime 1.30's kernel for n
+// allocates its workspace before its outputs: Where, whose selections
+// come before the output (where_op.cc). Every other kernel that has a
+// workspace asks for its output first.
+func WorkspaceFirst(n *ir.Node) bool {
+	return n.Op == "Where" && (n.Domain == "" || n.Domain == "ai.onnx")
+}
+
+// whereSelections returns the bytes of Where's two selections, the
+// condition broadcast with X and with Y, in the order the kernel
+// allocates them; nil when a shape is not static or the type is string.
+func whereSelections(n *ir.Node) []int64 {
+	if len(n.Inputs) != 3 || len(n.Outputs) == 0 || n.Outputs[0] == nil || n.Outputs[0].Type.DType == ir.String {
+		return nil
+	}
+	dt := n.Outputs[0].Type.DType
+	cond, ok := staticDims(n.Inputs[0])
+	if !ok {
+		return nil
+	}
+	var parts []int64
+	for _, v := range n.Inputs[1:] {
+		d, ok := staticDims(v)
+		if !ok {
+			return nil
+		}
+		b, ok := dt.StorageBytes(broadcastElements(cond, d))
+		if !ok {
+			return nil
+		}
+		parts = append(parts, b)
+	}
+	return parts
+}
+
+func staticDims(v *ir.Value) ([]int64, bool) {
+	if v == nil {
+		return nil, false
+	}
+	return v.Type.Dims()
+}
+
+// broadcastElements is the number of elements of the numpy broadcast of
+// shapes a and b.
+func broadcastElements(a, b []int64) int64 {
+	if len(a) < len(b) {
+		a, b = b, a
+	}
+	n := int64(1)
+	for i := range a {
+		d := a[len(a)-1-i]
+		if j := len(b) - 1 - i; j >= 0 && d == 1 {
+			d = b[j]
+		}
+		n *= d
+	}
+	return n
 }
 
 // subgraphWorkspace is the memory a subgraph (an If branch, a Loop or Scan

@@ -416,3 +416,27 @@ func TestORTSubgraphRunsInTheArena(t *testing.T) {
 		t.Errorf("without Arena: peak %d, want %d", r.PeakBytes, 2*T)
 	}
 }
+
+func TestORTScatterElementsInPlace(t *testing.T) {
+	// a = x·s; u = a·s; z = ConstantOfShape([16384]) takes a's freed
+	// buffer; ScatterElements(z, idx, u) writes over z (0 new bytes),
+	// then u dies; y = s·ScatterElements is a new graph output. Measured
+	// as the probe [16384] model, nodes in this order. ScatterND over the
+	// same z took a new buffer (not InPlace).
+	const n, b = 16384, 4 * 16384
+	p, x := newProbe(n)
+	a := p.op("Mul", f32(n), x, p.s)
+	u := p.op("Mul", f32(n), a, p.s)
+	shp := p.g.AddParam("shp", ir.TensorOf(ir.Int64, 1), ir.Int64Tensor([]int64{1}, n))
+	idx := make([]int64, n)
+	for i := range idx {
+		idx[i] = int64(i)
+	}
+	ix := p.g.AddParam("idx", ir.TensorOf(ir.Int64, n), ir.Int64Tensor([]int64{n}, idx...))
+	z := p.op("ConstantOfShape", f32(n), shp)
+	sc := p.op("ScatterElements", f32(n), z, ix, u)
+	p.g.AddOutput(p.op("Mul", f32(n), sc, p.s))
+	if got, want := inUse(t, p.g), []int64{b, 2 * b, 2 * b, 2 * b, 2 * b}; !slices.Equal(got, want) {
+		t.Errorf("in use %v, want %v (measured)", got, want)
+	}
+}

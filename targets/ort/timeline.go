@@ -17,7 +17,7 @@ var _ targets.Timeliner = Target{}
 // (such a step allocates nothing, so the peak stays).
 func (t Target) Timeline(g *ir.Graph, rw *remat.RewriteResult, w targets.Writing) (*memory.Result, []*ir.Node, error) {
 	opts := t.exportOptions(rw)
-	opts.SinksLast, opts.Order = w.SinksLast, w.Order
+	opts.SinksLast, opts.Order, opts.HideShapes = w.SinksLast, w.Order, w.HideShapes
 	if opts.Remat == nil && len(opts.Order) > 0 {
 		opts.Remat = &remat.RewriteResult{Graph: g} // eager constraints (Place)
 	}
