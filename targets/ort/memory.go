@@ -305,8 +305,8 @@ func whereSelections(n *ir.Node) []int64 {
 			return nil
 		}
 		b, ok := dt.StorageBytes(broadcastElements(cond, d))
-		if !ok {
-			return nil
+		if !ok || b == 0 {
+			return nil // an empty Where allocates nothing
 		}
 		parts = append(parts, b)
 	}

@@ -440,3 +440,34 @@ func TestORTScatterElementsInPlace(t *testing.T) {
 		t.Errorf("in use %v, want %v (measured)", got, want)
 	}
 }
+
+func TestWhereSelections(t *testing.T) {
+	// The selections are the condition broadcast with X and with Y: with
+	// a [1,2,1,1] condition, X [4,2,64,64] and a scalar Y, 131072 and 8
+	// bytes, allocated before the output; an empty Where has none.
+	g := ir.NewGraph("w")
+	cond := g.AddInput("c", ir.TensorOf(ir.Bool, 1, 2, 1, 1))
+	x := g.AddInput("x", f32(4, 2, 64, 64))
+	y := g.AddParam("y", ir.TensorOf(ir.Float32), ir.Float32Tensor(nil, 0))
+	w := g.NewNode("Where", "", []*ir.Value{cond, x, y}, []string{"w"})
+	w.Outputs[0].Type = f32(4, 2, 64, 64)
+	if got, want := WorkspaceParts(w), []int64{131072, 8}; !slices.Equal(got, want) {
+		t.Errorf("WorkspaceParts = %v, want %v", got, want)
+	}
+	if got, want := Workspace(w), int64(131072+256); got != want {
+		t.Errorf("Workspace = %d, want %d", got, want)
+	}
+	if !WorkspaceFirst(w) {
+		t.Error("WorkspaceFirst(Where) = false")
+	}
+	e := g.AddInput("e", f32(0, 2))
+	ec := g.AddInput("ec", ir.TensorOf(ir.Bool, 0, 2))
+	we := g.NewNode("Where", "", []*ir.Value{ec, e, y}, []string{"we"})
+	we.Outputs[0].Type = f32(0, 2)
+	if got := WorkspaceParts(we); got != nil {
+		t.Errorf("empty Where: WorkspaceParts = %v, want none", got)
+	}
+	if got := Workspace(we); got != 0 {
+		t.Errorf("empty Where: Workspace = %d, want 0", got)
+	}
+}
