@@ -187,12 +187,14 @@ const (
 	ORTShapesShown ORTShapes = "shown"
 	// ORTShapesHidden hides the activations' shapes: no in-place writes
 	// and no reuse by shape, so a buffer is freed after its last reader.
-	// At level "all" ORT's NCHWc transformer can then compute some
-	// convolutions of a rematerialized graph with other bits than the
-	// original's (the zoo SegNet's training graph at 64², batch 4, 70%:
-	// one weight gradient, by up to 4.5e-7 relative; bitwise with the
-	// transformer disabled, and with the same plan written with its
-	// shapes), so it is not the default.
+	// At level "all" ORT's NCHWc transformer converts only the
+	// convolutions whose weights it sees constant, and a converted one
+	// computes other bits: a writing that changes which are converted
+	// changes the outputs (an earlier hiding of folded weights did, on the
+	// zoo SegNet's training graph: one weight gradient, by up to 4.5e-7
+	// relative). The export keeps folded weights constant, but that is a
+	// property of ORT's optimizers, not a guarantee, so it is not the
+	// default.
 	ORTShapesHidden ORTShapes = "hidden"
 )
 
