@@ -514,7 +514,7 @@ func (m *Model) solve(ctx context.Context, g *ir.Graph, keep map[string]bool, o 
 
 // planMemory is what the remat problem models of the target's allocator:
 // for a runtime whose planner reuses buffers (ONNX Runtime) the planner's
-// reuse and in-place writes, its kernels' workspaces and its arena's
+// reuse, views and in-place writes, its kernels' workspaces and its arena's
 // chunks (remat.LowerOptions); otherwise liveness, with the bytes a node
 // holds besides its outputs while it runs where the target counts any
 // (TensorFlow.js: the intermediate tensors of its composite ops, such as
@@ -524,7 +524,7 @@ func planMemory(t targets.Target) remat.LowerOptions {
 	if !tm.Reuse {
 		return remat.LowerOptions{Workspace: tm.Workspace}
 	}
-	return remat.LowerOptions{Reuse: true, Shapeless: tm.Shapeless, Workspace: tm.Workspace, Arena: tm.Arena, Prepacked: tm.Prepacked, WorkspaceParts: tm.WorkspaceParts, WorkspaceFirst: tm.WorkspaceFirst}
+	return remat.LowerOptions{Reuse: true, Aliasing: tm.Aliasing, Shapeless: tm.Shapeless, Workspace: tm.Workspace, Arena: tm.Arena, Prepacked: tm.Prepacked, WorkspaceParts: tm.WorkspaceParts, WorkspaceFirst: tm.WorkspaceFirst}
 }
 
 // keepSet checks the names of FitOptions.Keep against g's nodes.

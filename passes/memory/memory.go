@@ -133,6 +133,10 @@ type Options struct {
 	// InPlace: whether node n may write its first output over its first
 	// input (a model without an op table, remat's problems, states it).
 	InPlaceOp func(n *ir.Node) bool
+	// AliasOp, when set, replaces the op table's ir.Alias flag under
+	// Aliasing: whether node n's first output is a view of its first
+	// input (remat's problems state it: remat.Problem.View).
+	AliasOp func(n *ir.Node) bool
 	// ConstantsAsParams treats the outputs of Constant nodes as parameters:
 	// Constant steps allocate nothing and their outputs are never freed
 	// (counted under CountParams).
@@ -700,7 +704,7 @@ func (s *sim) layout(seq []*ir.Node) *layout {
 			}
 			inst := base + int32(j)
 			kept := s.lastUse[inst] == int32(n)
-			if !kept && j == 0 && len(s.reads[i]) > 0 && (info != nil || s.opts.InPlaceOp != nil) {
+			if !kept && j == 0 && len(s.reads[i]) > 0 && (info != nil || s.opts.InPlaceOp != nil || s.opts.AliasOp != nil) {
 				in := s.reads[i][0]
 				var flags ir.OpFlags
 				if info != nil {
@@ -711,6 +715,9 @@ func (s *sim) layout(seq []*ir.Node) *layout {
 					inPlace = s.opts.InPlaceOp(nd)
 				}
 				alias := s.opts.Aliasing && flags&ir.Alias != 0
+				if s.opts.AliasOp != nil {
+					alias = s.opts.Aliasing && s.opts.AliasOp(nd)
+				}
 				switch {
 				case alias && in >= 0 && buf[in] >= 0:
 					place(inst, buf[in], step)

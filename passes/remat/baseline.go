@@ -11,7 +11,8 @@ import (
 // ConstBytes. Whatever the plan, the step that computes the node holds at
 // least that much, so no plan peaks lower (eq. (3) at that step). With
 // Problem.InPlace a node that may write in place counts the part it
-// overwrites once: its first part may share that part's buffer; with
+// overwrites once: its first part may share that part's buffer, as a
+// view's (Problem.View) does; with
 // Problem.Workspace the node's workspace counts too.
 type Floor struct {
 	// Bytes is the floor (ConstBytes for a problem without nodes).
@@ -28,7 +29,7 @@ func (p *Problem) Floor() Floor {
 	for i := range p.N() {
 		b := p.ConstBytes + p.Bytes[i]
 		p.ReadParts(i, func(r Part) { b += p.PartBytes(int(r.Node), int(r.Index)) })
-		if p.InPlace != nil && p.InPlace[i].Node >= 0 {
+		if p.SharesBuffer(i) {
 			b -= p.PartBytes(i, 0)
 		}
 		var ws int64

@@ -33,6 +33,12 @@ type LowerOptions struct {
 	// without a static shape (memory.Options.Shapeless): their parts get
 	// reuse key -1 and are never written in place.
 	Shapeless func(v *ir.Value) bool
+	// Aliasing, with Reuse, lowers the views of the op table's ir.Alias
+	// ops (Reshape, Flatten, Squeeze, Unsqueeze, Identity) as views
+	// (Problem.View; memory.Options.Aliasing): their output shares the
+	// buffer of their first input, as in ONNX Runtime, instead of taking
+	// one of its own.
+	Aliasing bool
 	// Workspace, when set, gives each node's kernel scratch bytes
 	// (Problem.Workspace; the target's memory.Options.Workspace).
 	Workspace func(n *ir.Node) int64
@@ -51,7 +57,7 @@ type LowerOptions struct {
 // computes, on the IR graph, the same bytes as Check on the lowered
 // problem (with Mapping.Sequence as the sequence).
 func (o LowerOptions) Memory() memory.Options {
-	mo := memory.Options{CountInputs: o.CountInputs, CountParams: o.CountParams, ConstantsAsParams: !o.ConstantNodes, Reuse: o.Reuse, InPlace: o.Reuse, Shapeless: o.Shapeless, Workspace: o.Workspace}
+	mo := memory.Options{CountInputs: o.CountInputs, CountParams: o.CountParams, ConstantsAsParams: !o.ConstantNodes, Reuse: o.Reuse, InPlace: o.Reuse, Aliasing: o.Reuse && o.Aliasing, Shapeless: o.Shapeless, Workspace: o.Workspace}
 	if o.Arena {
 		mo.Arena, mo.AlignBytes, mo.Prepacked, mo.WorkspaceParts, mo.WorkspaceFirst = true, memory.ArenaAlign, o.Prepacked, o.WorkspaceParts, o.WorkspaceFirst
 	}
@@ -256,6 +262,9 @@ func Lower(g *ir.Graph, cost func(*ir.Node) float64, opts LowerOptions) (*Proble
 	}
 	if opts.Reuse {
 		p.InPlace = inPlaceParts(m, producer, opts.Shapeless)
+		if opts.Aliasing {
+			p.View = viewParts(m, producer, size)
+		}
 	}
 	if opts.Workspace != nil {
 		p.Workspace = make([]int64, N)
@@ -451,6 +460,29 @@ func inPlaceParts(m *Mapping, producer func(*ir.Value) (Part, bool), shapeless f
 			continue
 		}
 		if ok && !slices.Contains(ins[1:], ins[0]) && memory.SameLayout(ins[0], n.Outputs[0]) {
+			out[i] = r
+		}
+	}
+	return out
+}
+
+// viewParts lists, per problem node, the part its first output is a view
+// of (Problem.View; Part{−1, −1}: none): an ir.Alias op's first output is
+// a view of its first input, a problem node's output of the same bytes or
+// a value outside the problem (OutsideView).
+func viewParts(m *Mapping, producer func(*ir.Value) (Part, bool), size func(*ir.Value) int64) []Part {
+	out := make([]Part, len(m.Nodes))
+	for i, n := range m.Nodes {
+		out[i] = Part{-1, -1}
+		info, ins := n.Info(), n.AllInputs()
+		if info == nil || info.Flags&ir.Alias == 0 || len(n.Outputs) == 0 || n.Outputs[0] == nil || len(ins) == 0 || ins[0] == nil {
+			continue
+		}
+		r, ok := producer(ins[0])
+		switch {
+		case !ok:
+			out[i] = OutsideView
+		case size(ins[0]) == size(n.Outputs[0]):
 			out[i] = r
 		}
 	}

@@ -11,11 +11,12 @@ import (
 // per problem node, one output per part, a u8 tensor of exactly the part's
 // bytes; inputs are the parts the node reads; graph outputs are the output
 // parts. Its ops are of a domain the op table does not know, which the
-// memory.Options used here never consult (no views, no in-place reuse, no
-// workspace): the model is pure liveness, Checkmate's eq. (2)–(3) with
-// the frees of Algorithm 1 hoisted to the last use, or, with
-// Problem.Reuse, that plus the allocation planner's buffer reuse
-// (ReuseModel), the shadow's values keyed by Problem.Reuse, and with
+// memory.Options used here never consult: the model is pure liveness,
+// Checkmate's eq. (2)–(3) with the frees of Algorithm 1 hoisted to the
+// last use, or, with Problem.Reuse, that plus the allocation planner's
+// buffer reuse (ReuseModel), the shadow's values keyed by Problem.Reuse,
+// the in-place writes of Problem.InPlace and the views of Problem.View
+// stated through the options' hooks (InPlaceOp, AliasOp), and with
 // Problem.Arena the chunks of the arena replay.
 type shadow struct {
 	g     *ir.Graph
@@ -55,12 +56,22 @@ func newShadow(p *Problem, seq []int32) *shadow {
 		}
 	}
 	for i := range n {
-		// The part it may write over in place first (memory.Options.InPlace
-		// looks at the first input), then the others in the order it reads them.
+		// The part it may write over in place or is a view of first
+		// (memory.Options.InPlace and Aliasing look at the first input),
+		// then the others in the order it reads them. A view of an
+		// outside value reads a graph input of the shadow, which takes
+		// no bytes.
 		var ins []*ir.Value
 		ip := Part{-1, -1}
-		if p.InPlace != nil && p.InPlace[i].Node >= 0 {
+		switch {
+		case p.InPlace != nil && p.InPlace[i].Node >= 0:
 			ip = p.InPlace[i]
+		case p.View != nil && p.View[i] == OutsideView:
+			ins = append(ins, s.g.AddInput("outside", ir.TensorOf(ir.Uint8, p.PartBytes(i, 0))))
+		case p.View != nil && p.View[i].Node >= 0:
+			ip = p.View[i]
+		}
+		if ip.Node >= 0 {
 			ins = append(ins, s.nodes[ip.Node].Outputs[ip.Index])
 		}
 		p.ReadPartsInOrder(i, func(r Part) {
@@ -117,6 +128,13 @@ func simulate(p *Problem, seq []int32) (*memory.Result, *shadow, error) {
 			opts.InPlaceOp = func(n *ir.Node) bool {
 				i := s.index[n.ID]
 				return p.InPlace[i].Node >= 0
+			}
+		}
+		if p.View != nil {
+			opts.Aliasing = true
+			opts.AliasOp = func(n *ir.Node) bool {
+				i := s.index[n.ID]
+				return i >= 0 && p.View[i].Node != -1
 			}
 		}
 	}

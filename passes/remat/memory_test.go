@@ -58,6 +58,36 @@ const unetText = `graph unet {
   return y
 }`
 
+// viewText has views (Problem.View): a Flatten of a Conv read by an
+// in-place Relu and by a Reshape back (a view of a view), which is read
+// with the Conv it views; views of a parameter and of the graph input; a
+// view read long after its root's other readers; and an Identity that is
+// a graph output (a buffer of its own).
+const viewText = `graph views {
+  opset 17
+  input x:f32[1,4,4,4]
+  param w = f32[4,4,1,1]{0.5, ...}
+  param b = f32[4]{0.1, ...}
+  shape4:i64[4] = Constant() {value=i64[4]{1, 4, 4, 4}} name="shape4"
+  shape2:i64[2] = Constant() {value=i64[2]{1, 64}} name="shape2"
+  shapeb:i64[4] = Constant() {value=i64[4]{1, 4, 1, 1}} name="shapeb"
+  xv:f32[1,64] = Reshape(x, shape2) name="xview"
+  c1:f32[1,4,4,4] = Conv(x, w) name="conv1"
+  f:f32[1,64] = Flatten(c1) {axis=1} name="flat"
+  r:f32[1,64] = Relu(f) name="relu"
+  fr:f32[1,4,4,4] = Reshape(f, shape4) name="unflat"
+  a:f32[1,4,4,4] = Add(fr, c1) name="add"
+  bv:f32[1,4,1,1] = Reshape(b, shapeb) name="bias"
+  m:f32[1,4,4,4] = Mul(a, bv) name="mul"
+  c2:f32[1,4,4,4] = Conv(m, w) name="conv2"
+  s:f32[1,64] = Reshape(c2, shape2) name="late"
+  c3:f32[1,4,4,4] = Conv(c2, w) name="conv3"
+  id:f32[1,4,4,4] = Identity(c3) name="id"
+  e:f32[1,64] = Add(r, xv) name="early"
+  t:f32[1,64] = Add(s, e) name="sum"
+  return id, t
+}`
+
 // randomStages draws a frontier-advancing R: stage t recomputes each
 // recomputable earlier node with probability q.
 func randomStages(p *remat.Problem, r *rand.Rand, q float64) [][]int32 {
@@ -121,6 +151,8 @@ var lowerOptionSets = []remat.LowerOptions{
 	{Reuse: true, Arena: true},
 	{Reuse: true, CountParams: true, Arena: true, Workspace: testWorkspace, WorkspaceParts: testWorkspaceParts, Prepacked: testPrepacked},
 	{Arena: true, Workspace: testWorkspace, WorkspaceParts: testWorkspaceParts},
+	{Reuse: true, Aliasing: true},
+	{Reuse: true, Aliasing: true, CountInputs: true, CountParams: true, Arena: true, Workspace: testWorkspace, WorkspaceParts: testWorkspaceParts, Prepacked: testPrepacked},
 }
 
 // testWorkspace, testWorkspaceParts and testPrepacked give some ops
@@ -148,7 +180,7 @@ func testPrepacked(n *ir.Node) (int64, any) {
 
 func TestCheckEqualsSimulate(t *testing.T) {
 	for _, tt := range []struct{ name, src string }{
-		{"seg", segText}, {"attn", attnText}, {"unet", unetText},
+		{"seg", segText}, {"attn", attnText}, {"unet", unetText}, {"views", viewText},
 	} {
 		for _, o := range lowerOptionSets {
 			t.Run(fmt.Sprintf("%s/%+v", tt.name, o), func(t *testing.T) {
@@ -176,6 +208,7 @@ func TestCheckEqualsSimulateZoo(t *testing.T) {
 			}
 			assertSameMemory(t, g, remat.LowerOptions{}, plans)
 			assertSameMemory(t, g, remat.LowerOptions{ConstantNodes: true, CountParams: true, CountInputs: true}, 2)
+			assertSameMemory(t, g, remat.LowerOptions{Reuse: true, Aliasing: true, Arena: true}, 2)
 		})
 	}
 }

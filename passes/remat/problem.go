@@ -97,6 +97,20 @@ type Problem struct {
 	// and key; the write happens when that instance dies at the node's
 	// step (see ReuseModel).
 	InPlace []Part
+	// View, when not nil (with Reuse only), lists for each node the part
+	// its first part is a view of (Node −1: none): ONNX Runtime's
+	// Reshape, Flatten, Squeeze, Unsqueeze and Identity, whose output
+	// shares its input's buffer (passes/memory, Options.Aliasing). The
+	// part is one the node reads, of the same bytes, or OutsideView: a
+	// view of a graph input or parameter, which takes no bytes. A view's
+	// instance gets no buffer of its own: it is placed in the buffer of
+	// the instance it views, which stays allocated until every instance
+	// placed in it has died (so a resident view keeps the bytes of the
+	// part it views resident, even after that part is freed). The last
+	// instance of a graph-output part is the exception: it gets a buffer
+	// of its own (the runtime hands it to the caller). A node is not both
+	// a view and an in-place write.
+	View []Part
 	// Workspace, when not nil, gives each node's transient kernel scratch
 	// bytes (MONeT's c_i; ONNX Runtime's im2col buffer of a Conv), held
 	// while the node runs: they add to the memory of its own step only.
@@ -137,6 +151,10 @@ type Arena struct {
 type Part struct {
 	Node, Index int32
 }
+
+// OutsideView is the Problem.View entry of a view of a value outside the
+// problem: a graph input or parameter.
+var OutsideView = Part{-2, 0}
 
 // N is the number of nodes.
 func (p *Problem) N() int { return len(p.Deps) }
@@ -237,13 +255,14 @@ func (p *Problem) OutputPartList() []Part {
 const ReuseModel = "reuse"
 
 // Liveness returns p without Reuse: the same plans under plain liveness,
-// whose memory is at most p's at every step (a relaxation).
+// whose memory is at most p's at every step without InPlace and View
+// (with them, Relaxed is the relaxation).
 func (p *Problem) Liveness() *Problem {
 	if p.Reuse == nil {
 		return p
 	}
 	q := *p
-	q.Reuse, q.InPlace, q.Workspace, q.Arena = nil, nil, nil, nil
+	q.Reuse, q.InPlace, q.View, q.Workspace, q.Arena = nil, nil, nil, nil, nil
 	return &q
 }
 
@@ -251,24 +270,27 @@ func (p *Problem) Liveness() *Problem {
 // every step of every plan, so that what is proven on it (no plan fits
 // the budget, a lower bound on the cost, a plan optimal on it that fits
 // p) holds for p: p under plain liveness, which counts a freed buffer no
-// longer than the planner holds it, without Workspace, and, with InPlace, the first part of
-// every node that may write in place counted as 0 bytes, since liveness
-// counts an in-place write and the part it overwrites twice at the
-// writing step, where p counts one buffer. Without Reuse it is p.
+// longer than the planner holds it, without Workspace, and with the first
+// part of every node that may write in place (InPlace) or is a view
+// (View) counted as 0 bytes: liveness counts an in-place write and the
+// part it overwrites twice at the writing step, where p counts one
+// buffer, and a view's bytes are those of the buffer it views, which p
+// holds at least as long as liveness holds the viewed part. Without Reuse
+// it is p.
 func (p *Problem) Relaxed() *Problem {
 	if p.Reuse == nil {
 		return p
 	}
 	q := p.Liveness()
-	if p.InPlace == nil {
+	if p.InPlace == nil && p.View == nil {
 		return q
 	}
 	q.Bytes = slices.Clone(p.Bytes)
 	if p.Parts != nil {
 		q.Parts = slices.Clone(p.Parts)
 	}
-	for i, r := range p.InPlace {
-		if r.Node < 0 {
+	for i := range p.N() {
+		if !p.SharesBuffer(i) {
 			continue
 		}
 		b := p.PartBytes(i, 0)
@@ -281,6 +303,13 @@ func (p *Problem) Relaxed() *Problem {
 	return q
 }
 
+// SharesBuffer reports whether node i's first part may be placed in the
+// buffer of a part it reads or of an outside value instead of one of its
+// own: an in-place write (InPlace) or a view (View).
+func (p *Problem) SharesBuffer(i int) bool {
+	return p.InPlace != nil && p.InPlace[i].Node >= 0 || p.View != nil && p.View[i].Node != -1
+}
+
 // Refined reports whether the problem uses the multi-output refinement.
 func (p *Problem) Refined() bool {
 	return p.Parts != nil || p.Reads != nil || p.OutputParts != nil
@@ -291,7 +320,7 @@ func (p *Problem) Refined() bool {
 // its outputs. It is what a solver that ignores Parts optimises.
 func (p *Problem) Coarse() *Problem {
 	q := *p
-	q.Parts, q.Reads, q.ReadOrder, q.OutputParts, q.Reuse, q.InPlace, q.Workspace, q.Arena = nil, nil, nil, nil, nil, nil, nil, nil
+	q.Parts, q.Reads, q.ReadOrder, q.OutputParts, q.Reuse, q.InPlace, q.View, q.Workspace, q.Arena = nil, nil, nil, nil, nil, nil, nil, nil, nil
 	return &q
 }
 
@@ -449,8 +478,11 @@ func (p *Problem) validateParts(add func(string, ...any)) {
 			if got := sortParts(slices.Clone(rs)); !slices.Equal(got, want) || len(got) != len(rs) {
 				add("ReadOrder[%d] %v is not an order of the parts node %d reads, %v", i, rs, i, want)
 			}
-			if p.InPlace != nil && p.InPlace[i].Node >= 0 && len(rs) > 0 && rs[0] != p.InPlace[i] {
+			if len(p.InPlace) == n && p.InPlace[i].Node >= 0 && len(rs) > 0 && rs[0] != p.InPlace[i] {
 				add("ReadOrder[%d] %v does not start with the part node %d writes over in place, %v", i, rs, i, p.InPlace[i])
+			}
+			if len(p.View) == n && p.View[i].Node >= 0 && len(rs) > 0 && rs[0] != p.View[i] {
+				add("ReadOrder[%d] %v does not start with the part node %d is a view of, %v", i, rs, i, p.View[i])
 			}
 		}
 	}
@@ -459,6 +491,8 @@ func (p *Problem) validateParts(add func(string, ...any)) {
 		p.validateReuse(add)
 	case p.InPlace != nil:
 		add("InPlace is set without Reuse")
+	case p.View != nil:
+		add("View is set without Reuse")
 	}
 	if p.Arena != nil {
 		p.validateArena(add)
@@ -529,6 +563,7 @@ func (p *Problem) validateReuse(add func(string, ...any)) {
 			keyBytes[key] = b
 		}
 	}
+	p.validateView(add)
 	if p.InPlace == nil {
 		return
 	}
@@ -547,6 +582,33 @@ func (p *Problem) validateReuse(add func(string, ...any)) {
 			add("InPlace[%d] names part %d of node %d, which node %s does not read", i, r.Index, r.Node, p.Name(i))
 		case p.PartBytes(int(r.Node), int(r.Index)) != p.PartBytes(i, 0) || p.Reuse[r.Node][r.Index] != p.Reuse[i][0]:
 			add("node %s writes in place over part %d of node %s, of other bytes or another reuse key", p.Name(i), r.Index, p.Name(int(r.Node)))
+		}
+	}
+}
+
+func (p *Problem) validateView(add func(string, ...any)) {
+	if p.View == nil {
+		return
+	}
+	if len(p.View) != len(p.Deps) {
+		add("View has %d entries for %d nodes", len(p.View), len(p.Deps))
+		return
+	}
+	for i, r := range p.View {
+		switch {
+		case r.Node == -1 || r == OutsideView:
+			continue
+		case p.InPlace != nil && len(p.InPlace) == len(p.Deps) && p.InPlace[i].Node >= 0:
+			add("node %s is both a view and an in-place write", p.Name(i))
+			continue
+		}
+		reads := false
+		p.ReadParts(i, func(q Part) { reads = reads || q == r })
+		switch {
+		case !reads:
+			add("View[%d] names part %d of node %d, which node %s does not read", i, r.Index, r.Node, p.Name(i))
+		case p.PartBytes(int(r.Node), int(r.Index)) != p.PartBytes(i, 0):
+			add("node %s is a view of part %d of node %s, of other bytes", p.Name(i), r.Index, p.Name(int(r.Node)))
 		}
 	}
 }

@@ -16,7 +16,12 @@ import (
 const arenaTries = 10
 
 // solveArena solves a problem whose memory is counted in the runtime's
-// arena (remat.Problem.Arena). The search's evaluator follows the
+// arena (remat.Problem.Arena), or whose views share buffers
+// (remat.Problem.View). The search's evaluator follows neither views nor
+// the arena: it searches p.Unviewed(), where a view's reader holds the
+// part the view shares, which gives a plan p's memory except where it
+// frees a viewed part under a view (the loop below takes that up as it
+// takes up the arena). The search's evaluator follows the
 // problem's buffers (liveness, or the planner's reuse) but not the arena:
 // where a chunk lies depends on every allocation and release before it,
 // which no incremental evaluation of a move follows, and the arena adds
@@ -38,8 +43,8 @@ const arenaTries = 10
 // repaired one when the search's does not fit). A repaired plan that
 // does not fit still counts for the least peak. The plan returned fits p's
 // budget in the arena and passes remat.Check on p; its lower bound is the
-// first search's, proven on the relaxation, which has no arena and no
-// slack. Each search but the last gets half the time left (tryContext);
+// first search's, proven on p's relaxation (remat.Problem.Relaxed),
+// which has no arena, no views and no slack. Each search but the last gets half the time left (tryContext);
 // without a deadline the searches, like Solve, are deterministic. When no
 // search fits, the problem's hint (remat.Problem.Start) is the plan if it
 // fits: a sweep retries the least peak a tighter budget reached with that
@@ -51,8 +56,9 @@ func solveArena(ctx context.Context, p *remat.Problem, progress func(remat.Progr
 		defer cancel()
 		opts.TimeLimit = 0 // one deadline for all the searches
 	}
-	q := *p
+	q := *p.Unviewed()
 	q.Arena = nil
+	opts.relaxed = p.Relaxed()
 	var (
 		bound     float64 // the first search's lower bound, 0 if none
 		least     *remat.Plan
@@ -141,6 +147,9 @@ func solveArena(ctx context.Context, p *remat.Problem, progress func(remat.Progr
 	if least == nil {
 		return nil, &remat.BudgetError{NeedBytes: math.MaxInt64, HaveBytes: p.BudgetBytes, Proven: proven}
 	}
+	if !proven && !opts.noDescent {
+		least, leastPeak = descend(ctx, p, opts, least, leastPeak)
+	}
 	least.Solver = Name
 	least.Optimal, least.LowerBound, least.Gap = false, 0, 0
 	return nil, &remat.BudgetError{NeedBytes: leastPeak, HaveBytes: p.BudgetBytes, Plan: least, Proven: proven}
@@ -228,4 +237,45 @@ func arenaPlan(p *remat.Problem, pl *remat.Plan, bound float64) (*remat.Plan, er
 		}
 	}
 	return pl, nil
+}
+
+// descents bounds the searches of descend.
+const descents = 4
+
+// descend lowers the least peak reached under a budget that no search
+// fitted by solving again at budgets just below it, each search starting
+// from the least plan so far: a search given a budget it nearly meets
+// gets further than one given a budget far below. On the zoo VGG16's
+// training graph (64², batch 4, the shapes hidden from ORT's planner)
+// the searches at 643 KiB reach 854 KiB, while a search at 830 KiB fits
+// 825 KiB. The budgets start at 1/32 of the least peak below it; a
+// budget not fitted halves the step. It stops at the deadline, after
+// descents searches, or when the step is less than one arena chunk
+// (256 bytes), and returns the least plan and its peak on p.
+func descend(ctx context.Context, p *remat.Problem, opts Options, least *remat.Plan, leastPeak int64) (*remat.Plan, int64) {
+	o := opts
+	o.noDescent, o.slack = true, nil
+	step := leastPeak / 32
+	for k := 0; k < descents && step >= 256 && ctx.Err() == nil; k++ {
+		q := *p
+		q.BudgetBytes = leastPeak - step
+		o.Start = least
+		pl, err := solveArena(ctx, &q, nil, o)
+		var be *remat.BudgetError
+		switch {
+		case err == nil:
+		case errors.As(err, &be) && be.Plan != nil:
+			pl = be.Plan
+		default:
+			pl = nil
+		}
+		if pl != nil {
+			if res, err := remat.Evaluate(p, pl); err == nil && res.PeakBytes < leastPeak {
+				least, leastPeak = pl, res.PeakBytes
+				continue
+			}
+		}
+		step /= 2
+	}
+	return least, leastPeak
 }

@@ -147,7 +147,7 @@ func benchCases(tb testing.TB, withZoo bool, limit time.Duration, only string) [
 		add(gr.name, fmt.Sprintf("%s (%d, %d)", gr.name, gr.n, gr.m), p)
 	}
 	if withZoo {
-		names, probs := zooTraining(tb, 400)
+		names, probs := lns.ZooTraining(tb, 400, remat.LowerOptions{})
 		for k, p := range probs {
 			add(names[k], fmt.Sprintf("zoo:%s training (%d nodes)", names[k], p.N()), p)
 		}

@@ -34,7 +34,10 @@
 // With remat.Problem.Arena the memory is counted in ONNX Runtime's BFC
 // arena, which no move can be evaluated in incrementally: arena.go
 // searches without it, replays each plan in it, and searches again with a
-// per-stage slack where the arena put the plan over the budget.
+// per-stage slack where the arena put the plan over the budget. Views
+// (Problem.View) go the same way: the search runs on Problem.Unviewed,
+// where a view has no bytes and its readers hold the part it shares,
+// and each plan is judged on the problem itself.
 //
 // # The search
 //

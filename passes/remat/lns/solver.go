@@ -53,6 +53,13 @@ type Options struct {
 	// slack, when not nil, adds to each stage's memory what the arena is
 	// expected to add to it (solveArena).
 	slack []int64
+	// relaxed, when not nil, is the problem the bounds are proven on
+	// instead of the searched problem's Relaxed: solveArena's, whose
+	// searched problem leaves out the arena and views.
+	relaxed *remat.Problem
+	// noDescent: solveArena returns the least peak its searches reached
+	// without descend (descend's own searches).
+	noDescent bool
 }
 
 // The search's fixed settings, chosen on the layered benchmark graphs and
@@ -196,7 +203,7 @@ func solve(ctx context.Context, p *remat.Problem, progress func(remat.Progress),
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	if p.Arena != nil {
+	if p.Arena != nil || p.View != nil {
 		return solveArena(ctx, p, progress, opts)
 	}
 	if opts.TimeLimit > 0 {
@@ -229,6 +236,9 @@ func solve(ctx context.Context, p *remat.Problem, progress func(remat.Progress),
 	// Bounds are proven on the liveness relaxation (remat.Problem
 	// Relaxed): p itself unless the plans are made under Reuse.
 	r.rp, r.rg = p.Relaxed(), r.g
+	if opts.relaxed != nil {
+		r.rp = opts.relaxed
+	}
 	if r.rp != p || r.g.slack != nil {
 		r.rg = newGraph(r.rp)
 	}

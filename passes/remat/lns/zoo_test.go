@@ -1,7 +1,8 @@
-package lns_test
+package lns
 
 import (
 	"context"
+	"slices"
 	"testing"
 
 	"github.com/remat-compile/remat/internal/zoo"
@@ -12,11 +13,12 @@ import (
 	"github.com/remat-compile/remat/profiles"
 )
 
-// zooTraining builds the training graph (loss "sum") of every zoo model in
-// its small configuration, lowered with the v100-16gb profile as
-// remat-compile bench -train does, and returns those of at most maxNodes
-// nodes by name.
-func zooTraining(t testing.TB, maxNodes int) ([]string, []*remat.Problem) {
+// ZooTraining builds the training graph (loss "sum") of every zoo model
+// in its small configuration (of the models named in only, when given),
+// lowered with the v100-16gb profile and lo as remat-compile bench -train
+// does (lo zero), and returns those of at most maxNodes nodes by name. It
+// is exported for the external tests.
+func ZooTraining(t testing.TB, maxNodes int, lo remat.LowerOptions, only ...string) ([]string, []*remat.Problem) {
 	t.Helper()
 	prof, err := profiles.Load("v100-16gb")
 	if err != nil {
@@ -29,6 +31,9 @@ func zooTraining(t testing.TB, maxNodes int) ([]string, []*remat.Problem) {
 	var names []string
 	var probs []*remat.Problem
 	for _, m := range zoo.Models() {
+		if len(only) > 0 && !slices.Contains(only, m.Name) {
+			continue
+		}
 		g, err := m.Build(m.Small)
 		if err != nil {
 			t.Fatalf("zoo %s: %v", m.Name, err)
@@ -38,7 +43,7 @@ func zooTraining(t testing.TB, maxNodes int) ([]string, []*remat.Problem) {
 		if _, err := passes.Run(ctx, g, pl, passes.Options{File: "zoo:" + m.Name}); err != nil {
 			continue // no training graph (LSTM has no gradient rule)
 		}
-		p, _, _, err := remat.LowerCosted(g, prof, remat.LowerOptions{})
+		p, _, _, err := remat.LowerCosted(g, prof, lo)
 		if err != nil {
 			t.Fatalf("zoo %s: %v", m.Name, err)
 		}
