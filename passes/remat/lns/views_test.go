@@ -57,6 +57,9 @@ func TestSolveViews(t *testing.T) {
 		if !errors.As(err, &be) || be.Plan == nil {
 			t.Fatalf("at 30%%: %v, want a *remat.BudgetError with a plan", err)
 		}
+		if be.NeedBytes <= q.BudgetBytes {
+			t.Fatalf("at 30%%: a BudgetError whose plan fits, %d of %d bytes", be.NeedBytes, q.BudgetBytes)
+		}
 		res, err := remat.Evaluate(&q, be.Plan)
 		if err != nil || res.PeakBytes != be.NeedBytes {
 			t.Fatalf("at 30%%: NeedBytes %d, the plan evaluates to %d (%v)", be.NeedBytes, res.PeakBytes, err)
