@@ -247,9 +247,10 @@ func TestSolveMIPStart(t *testing.T) {
 		x[v] = val
 	}
 	startObj := m.ObjectiveValue(x)
-	// With 1ms CBC has no time for its own heuristics: a feasible result is
-	// the start (or better).
-	s := solve(t, context.Background(), m, Options{TimeLimit: time.Millisecond, MIPStart: start})
+	// A feasible start makes every result feasible, the start or better.
+	// The limit leaves CBC time to read the start on a loaded machine: at
+	// 1 ms, a CI run stopped before it and found no solution.
+	s := solve(t, context.Background(), m, Options{TimeLimit: 500 * time.Millisecond, MIPStart: start})
 	t.Logf("start %v, result %v %v (bound %v)", startObj, s.Status, s.Objective, s.Bound)
 	if s.Status != Feasible && s.Status != Optimal {
 		t.Fatalf("status %v with a feasible MIP start", s.Status)
