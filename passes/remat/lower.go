@@ -451,15 +451,15 @@ func inPlaceParts(m *Mapping, producer func(*ir.Value) (Part, bool), shapeless f
 	out := make([]Part, len(m.Nodes))
 	for i, n := range m.Nodes {
 		out[i] = Part{-1, -1}
-		info, ins := n.Info(), n.AllInputs()
-		if info == nil || info.Flags&ir.InPlace == 0 || len(n.Outputs) == 0 || n.Outputs[0] == nil || len(ins) == 0 || ins[0] == nil {
+		in, o, flagged := firstInOut(n, ir.InPlace)
+		if !flagged {
 			continue
 		}
-		r, ok := producer(ins[0])
-		if shapeless != nil && (shapeless(ins[0]) || shapeless(n.Outputs[0])) {
+		r, ok := producer(in)
+		if shapeless != nil && (shapeless(in) || shapeless(o)) {
 			continue
 		}
-		if ok && !slices.Contains(ins[1:], ins[0]) && memory.SameLayout(ins[0], n.Outputs[0]) {
+		if ok && !slices.Contains(n.AllInputs()[1:], in) && memory.SameLayout(in, o) {
 			out[i] = r
 		}
 	}
@@ -474,17 +474,28 @@ func viewParts(m *Mapping, producer func(*ir.Value) (Part, bool), size func(*ir.
 	out := make([]Part, len(m.Nodes))
 	for i, n := range m.Nodes {
 		out[i] = Part{-1, -1}
-		info, ins := n.Info(), n.AllInputs()
-		if info == nil || info.Flags&ir.Alias == 0 || len(n.Outputs) == 0 || n.Outputs[0] == nil || len(ins) == 0 || ins[0] == nil {
+		in, o, flagged := firstInOut(n, ir.Alias)
+		if !flagged {
 			continue
 		}
-		r, ok := producer(ins[0])
+		r, ok := producer(in)
 		switch {
 		case !ok:
 			out[i] = OutsideView
-		case size(ins[0]) == size(n.Outputs[0]):
+		case size(in) == size(o):
 			out[i] = r
 		}
 	}
 	return out
+}
+
+// firstInOut returns the first input and the first output of n when its
+// op carries flag and both are present: the pair an in-place write or a
+// view relates.
+func firstInOut(n *ir.Node, flag ir.OpFlags) (in, out *ir.Value, ok bool) {
+	info, ins := n.Info(), n.AllInputs()
+	if info == nil || info.Flags&flag == 0 || len(n.Outputs) == 0 || n.Outputs[0] == nil || len(ins) == 0 || ins[0] == nil {
+		return nil, nil, false
+	}
+	return ins[0], n.Outputs[0], true
 }

@@ -575,10 +575,8 @@ func (p *Problem) validateReuse(add func(string, ...any)) {
 		if r.Node < 0 {
 			continue
 		}
-		reads := false
-		p.ReadParts(i, func(q Part) { reads = reads || q == r })
 		switch {
-		case !reads:
+		case !p.readsPart(i, r):
 			add("InPlace[%d] names part %d of node %d, which node %s does not read", i, r.Index, r.Node, p.Name(i))
 		case p.PartBytes(int(r.Node), int(r.Index)) != p.PartBytes(i, 0) || p.Reuse[r.Node][r.Index] != p.Reuse[i][0]:
 			add("node %s writes in place over part %d of node %s, of other bytes or another reuse key", p.Name(i), r.Index, p.Name(int(r.Node)))
@@ -602,13 +600,18 @@ func (p *Problem) validateView(add func(string, ...any)) {
 			add("node %s is both a view and an in-place write", p.Name(i))
 			continue
 		}
-		reads := false
-		p.ReadParts(i, func(q Part) { reads = reads || q == r })
 		switch {
-		case !reads:
+		case !p.readsPart(i, r):
 			add("View[%d] names part %d of node %d, which node %s does not read", i, r.Index, r.Node, p.Name(i))
 		case p.PartBytes(int(r.Node), int(r.Index)) != p.PartBytes(i, 0):
 			add("node %s is a view of part %d of node %s, of other bytes", p.Name(i), r.Index, p.Name(int(r.Node)))
 		}
 	}
+}
+
+// readsPart reports whether node i reads part r.
+func (p *Problem) readsPart(i int, r Part) bool {
+	reads := false
+	p.ReadParts(i, func(q Part) { reads = reads || q == r })
+	return reads
 }
