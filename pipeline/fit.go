@@ -524,7 +524,7 @@ func planMemory(t targets.Target) remat.LowerOptions {
 	if !tm.Reuse {
 		return remat.LowerOptions{Workspace: tm.Workspace}
 	}
-	return remat.LowerOptions{Reuse: true, Aliasing: tm.Aliasing, Shapeless: tm.Shapeless, Workspace: tm.Workspace, Arena: tm.Arena, Prepacked: tm.Prepacked, WorkspaceParts: tm.WorkspaceParts, WorkspaceFirst: tm.WorkspaceFirst}
+	return remat.LowerOptions{Reuse: true, Aliasing: tm.Aliasing, Shapeless: tm.Shapeless, Workspace: tm.Workspace, Arena: tm.Arena, Prepacked: tm.Prepacked, Preamble: tm.Preamble, WorkspaceParts: tm.WorkspaceParts, WorkspaceFirst: tm.WorkspaceFirst}
 }
 
 // keepSet checks the names of FitOptions.Keep against g's nodes.

@@ -203,6 +203,41 @@ func (h *shapeHider) hidden(g *ir.Graph) map[*ir.Value]bool {
 	return s
 }
 
+// HiddenShapeTensors describes the int64 shape tensors that the helper
+// nodes of root graph g written with Options.HideShapes compute at run
+// time, by their lengths (elements). Head lists, per hidden input in the
+// order the head of the written graph takes them, the input's rank: the
+// head computes the input's Shape and then its Concat with the empty
+// tensor, both of that length; its helpers read graph inputs and
+// initializers only, so ONNX Runtime runs them before any node of g.
+// Body holds the lengths of the shape tensors that the Concat helpers
+// compute right before g's nodes: a hidden shape input's length, a hidden
+// view's rank. Both are empty when the export hides nothing.
+func HiddenShapeTensors(g *ir.Graph) (head []int, body map[int]bool) {
+	body = map[int]bool{}
+	srcs := hiddenInputs(g)
+	if len(srcs) == 0 {
+		return nil, body
+	}
+	for _, x := range srcs {
+		head = append(head, x.Type.Rank())
+	}
+	foldable := map[*ir.Node]bool{}
+	for _, n := range g.Nodes {
+		for j, v := range n.Inputs {
+			if crossesFold(n, j, foldable) {
+				body[v.Type.Rank()] = true
+			}
+		}
+		if s := shapeInput(n); s >= 0 && hidesShape(n, foldable) {
+			if dims, ok := n.Inputs[s].Type.Dims(); ok && len(dims) == 1 {
+				body[int(dims[0])] = true
+			}
+		}
+	}
+	return head, body
+}
+
 // hiddenInputs lists the inputs of root graph g that an export with
 // HideShapes reads through a hidden view: tensors of rank ≥ 1, not
 // strings, that some node of g reads.

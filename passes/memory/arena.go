@@ -1,6 +1,9 @@
 package memory
 
-import "slices"
+import (
+	"fmt"
+	"slices"
+)
 
 // bfcArena replays allocations through a model of ONNX Runtime's CPU
 // arena (BFCArena, bfc_arena.cc, default configuration: 1 MiB initial
@@ -160,4 +163,22 @@ func (a *bfcArena) merge(x, y int32) {
 		a.chunks[cy.next].prev = x
 	}
 	cy.dead = true
+}
+
+// preamble replays Options.Preamble's requests reqs through a.
+func preamble(a *bfcArena, reqs []ArenaRequest) error {
+	handles := make([]int32, len(reqs))
+	for i, r := range reqs {
+		handles[i] = -1
+		if r.Bytes > 0 {
+			handles[i] = a.alloc(r.Bytes)
+			continue
+		}
+		if r.Free < 0 || r.Free >= i || handles[r.Free] < 0 {
+			return fmt.Errorf("memory: preamble request %d releases request %d, which is not an earlier allocation still held", i, r.Free)
+		}
+		a.release(handles[r.Free])
+		handles[r.Free] = -1
+	}
+	return nil
 }

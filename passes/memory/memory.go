@@ -184,6 +184,15 @@ type Options struct {
 	// initializer: three ConvTranspose nodes on one 32 KiB filter put
 	// 32768 bytes in its arena, on three filters 98304).
 	Prepacked func(n *ir.Node) (bytes int64, key any)
+	// Preamble gives, under Arena, the arena requests that nodes outside
+	// graph g make before its first step, after the prepacked weights, in
+	// order (an exporter's helper nodes that read only graph inputs, which
+	// the runtime runs first: exporters/onnx Options.HideShapes computes
+	// the hidden inputs' shapes there). What they leave allocated stays so
+	// to the end of the run and counts like an activation: it is part of
+	// the runtime's bytes in use, and where it lies shapes where later
+	// chunks go.
+	Preamble func(g *ir.Graph) []ArenaRequest
 	// Pattern, under Arena, simulates the sequence as a runtime with a
 	// memory pattern runs it from a session's second run on (ONNX
 	// Runtime's enable_mem_pattern, on by default): the first run traces
@@ -195,6 +204,14 @@ type Options struct {
 	// as in the first run. The Result is the later runs' (the first run's
 	// is Simulate without Pattern).
 	Pattern func(trace []PatternAlloc) int64
+}
+
+// ArenaRequest is one request of Options.Preamble: Bytes > 0 allocates
+// that many bytes; otherwise it releases the allocation made by the
+// request at index Free of the same list.
+type ArenaRequest struct {
+	Bytes int64
+	Free  int
 }
 
 // PatternAlloc is one traced allocation of a run (Options.Pattern), in
@@ -579,6 +596,11 @@ func (s *sim) run(seq []*ir.Node) (*Result, *layout, error) {
 			}
 		}
 		base := a.inUse
+		if s.opts.Preamble != nil {
+			if err := preamble(a, s.opts.Preamble(s.g)); err != nil {
+				return nil, nil, err
+			}
+		}
 		if s.opts.Pattern != nil {
 			s.pattern(a, seq, l)
 		}

@@ -44,11 +44,13 @@ type LowerOptions struct {
 	Workspace func(n *ir.Node) int64
 	// Arena lowers the problem under the target's BFC arena
 	// (Problem.Arena; memory.Options.Arena), with each node's prepacked
-	// weights and workspace allocations from Prepacked, WorkspaceParts
-	// and WorkspaceFirst when set (the target's memory.Options fields of
+	// weights, the requests before the first step and workspace
+	// allocations from Prepacked, Preamble, WorkspaceParts and
+	// WorkspaceFirst when set (the target's memory.Options fields of
 	// the same names).
 	Arena          bool
 	Prepacked      func(n *ir.Node) (bytes int64, key any)
+	Preamble       func(g *ir.Graph) []memory.ArenaRequest
 	WorkspaceParts func(n *ir.Node) []int64
 	WorkspaceFirst func(n *ir.Node) bool
 }
@@ -59,7 +61,7 @@ type LowerOptions struct {
 func (o LowerOptions) Memory() memory.Options {
 	mo := memory.Options{CountInputs: o.CountInputs, CountParams: o.CountParams, ConstantsAsParams: !o.ConstantNodes, Reuse: o.Reuse, InPlace: o.Reuse, Aliasing: o.Reuse && o.Aliasing, Shapeless: o.Shapeless, Workspace: o.Workspace}
 	if o.Arena {
-		mo.Arena, mo.AlignBytes, mo.Prepacked, mo.WorkspaceParts, mo.WorkspaceFirst = true, memory.ArenaAlign, o.Prepacked, o.WorkspaceParts, o.WorkspaceFirst
+		mo.Arena, mo.AlignBytes, mo.Prepacked, mo.Preamble, mo.WorkspaceParts, mo.WorkspaceFirst = true, memory.ArenaAlign, o.Prepacked, o.Preamble, o.WorkspaceParts, o.WorkspaceFirst
 	}
 	return mo
 }
@@ -274,6 +276,9 @@ func Lower(g *ir.Graph, cost func(*ir.Node) float64, opts LowerOptions) (*Proble
 	}
 	if opts.Arena {
 		p.Arena = &Arena{}
+		if opts.Preamble != nil {
+			p.Arena.Preamble = opts.Preamble(g)
+		}
 		if opts.Prepacked != nil {
 			// One buffer per key, for the first node that has it (its
 			// other nodes and every recomputation share it).

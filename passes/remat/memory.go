@@ -146,6 +146,9 @@ func simulate(p *Problem, seq []int32) (*memory.Result, *shadow, error) {
 		if a.Prepacked != nil {
 			opts.Prepacked = func(n *ir.Node) (int64, any) { return s.prepacked[n.ID], nil }
 		}
+		if a.Preamble != nil {
+			opts.Preamble = func(*ir.Graph) []memory.ArenaRequest { return a.Preamble }
+		}
 		if a.WorkspaceParts != nil {
 			opts.WorkspaceParts = func(n *ir.Node) []int64 {
 				if i := s.index[n.ID]; i >= 0 {

@@ -93,7 +93,7 @@ func run(st *passes.State, g *ir.Graph, opts Options) (bool, error) {
 	// (LowerOptions.Reuse) only for a solver that plans under it.
 	lo := opts.Memory
 	if !opts.Solver.TargetAware {
-		lo.Reuse, lo.Aliasing, lo.Workspace, lo.Arena, lo.Prepacked, lo.WorkspaceParts, lo.WorkspaceFirst = false, false, nil, false, nil, nil, nil
+		lo.Reuse, lo.Aliasing, lo.Workspace, lo.Arena, lo.Prepacked, lo.Preamble, lo.WorkspaceParts, lo.WorkspaceFirst = false, false, nil, false, nil, nil, nil, nil
 	}
 	p, m, sources, err := LowerCosted(g, opts.Profile, lo)
 	if err != nil {

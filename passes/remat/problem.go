@@ -6,6 +6,8 @@ import (
 	"math"
 	"slices"
 	"strconv"
+
+	"github.com/remat-compile/remat/passes/memory"
 )
 
 // NoBudget is the BudgetBytes of a problem without a memory limit.
@@ -137,6 +139,11 @@ type Arena struct {
 	// ONNX Runtime's ConvTranspose filter; nodes that share a weight with an
 	// earlier node have 0).
 	Prepacked []int64
+	// Preamble lists the arena requests made before the first step, after
+	// the prepacked weights, by nodes outside the problem
+	// (memory.Options.Preamble: the hidden inputs' shapes ONNX Runtime
+	// computes first in a graph written with its shapes hidden).
+	Preamble []memory.ArenaRequest
 	// WorkspaceParts, when not nil, splits a node's Workspace into the
 	// separate allocations its kernel makes, in order (nil or empty: one
 	// allocation; memory.Options.WorkspaceParts).
@@ -519,6 +526,17 @@ func (p *Problem) validateArena(add func(string, ...any)) {
 	a, n := p.Arena, p.N()
 	if a.Prepacked != nil {
 		p.validateBytes(add, "Arena.Prepacked", a.Prepacked)
+	}
+	held := map[int]bool{}
+	for i, r := range a.Preamble {
+		switch {
+		case r.Bytes > 0:
+			held[i] = true
+		case held[r.Free] && r.Free < i:
+			delete(held, r.Free)
+		default:
+			add("Arena.Preamble request %d releases request %d, which is not an earlier allocation still held", i, r.Free)
+		}
 	}
 	if a.WorkspaceParts != nil {
 		if len(a.WorkspaceParts) != n {

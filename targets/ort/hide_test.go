@@ -45,9 +45,10 @@ func trainGraph(t *testing.T, name string) *ir.Graph {
 // at level disabled, that
 //   - after every kernel, ORT holds the bytes that the model of the
 //     hidden export (Memory with onnxexp.Shapeless, in ORT's order)
-//     predicts, within 10% of the peak (the export's helper nodes
-//     allocate a few hundred bytes of shapes each, which the model
-//     leaves out and which move the arena's later chunks);
+//     predicts, within 10% of the peak (the model has the head's
+//     shape tensors, Memory's Preamble, but not the 256-byte chunks the
+//     Concat helpers before the body's nodes take for a moment, which
+//     can move the arena's later chunks);
 //   - the outputs are bitwise those of the export with shapes, at levels
 //     disabled and all;
 //   - the measured activation peak is the one Peak predicts for the
