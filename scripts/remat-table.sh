@@ -3,7 +3,9 @@
 # budget: compile (the main command), then, when a plan exists, onnx.checker
 # and `remat-compile verify` (bitwise outputs, recompute placement, ORT's
 # measured activation peaks at levels disabled and all, run times). Prints a
-# Markdown table; a budget below the model's floor prints the proven floor.
+# Markdown table; a budget below the model's floor prints the proven floor,
+# and one below the least peak the solvers reached (unproven) is followed
+# by a compile at that peak, whose row names both.
 #
 # With -train it does the same for training graphs (passes/autodiff, loss
 # sum) of the zoo models at sizes ORT runs in about a second: the plain
@@ -59,16 +61,36 @@ for entry in "${models[@]}"; do
     out="$work/$name.onnx"; rep="$work/$name.json"
     # shellcheck disable=SC2086
     # shellcheck disable=SC2086
+    label=$b
     if ! msg=$("$work/rc" compile $train $flags ${COMPILE_FLAGS:-} -budget "$b" -time-limit "${TIME_LIMIT:-60s}" -report "$rep" -o "$out" "$path" 2>&1); then
       floor=$(echo "$msg" | grep -o 'smallest peak possible, [^(]*([^)]*)' | head -1 || true)
-      [ -z "$floor" ] && floor=$(echo "$msg" | grep -o 'smallest peak any solver reached, [^;]*' | head -1 || true)
-      echo "| $name | $b | infeasible: ${floor:-$(echo "$msg" | head -1)} | - | - | - | - | - | - | - | - | - | - | - |"
-      continue
+      reached=$(echo "$msg" | grep -o 'smallest peak any solver reached, [^;]*' | head -1 || true)
+      # A budget below what the solvers reached (no proof that it is
+      # unreachable): compile again at the peak the refusal named, one unit
+      # of its last printed digit up (bytes), as a user would.
+      least=$(echo "$reached" | sed -n 's/.*reached, \([0-9.]* [KMG]iB\).*/\1/p')
+      if [ -z "$floor" ] && [ -n "$least" ]; then
+        b2=$(python3 -c "
+import math, sys
+num, unit = sys.argv[1].split()
+step = 10 ** -len(num.partition('.')[2])
+print(math.ceil((float(num) + step) * {'KiB': 1 << 10, 'MiB': 1 << 20, 'GiB': 1 << 30}[unit]))" "$least")
+        # shellcheck disable=SC2086
+        if "$work/rc" compile $train $flags ${COMPILE_FLAGS:-} -budget "$b2" -time-limit "${TIME_LIMIT:-60s}" -report "$rep" -o "$out" "$path" > /dev/null 2>&1; then
+          label="$b refused ($reached); at $b2"
+        else
+          echo "| $name | $b | infeasible: $reached; at $b2 too | - | - | - | - | - | - | - | - | - | - | - |"
+          continue
+        fi
+      else
+        echo "| $name | $b | infeasible: ${floor:-${reached:-$(echo "$msg" | head -1)}} | - | - | - | - | - | - | - | - | - | - | - |"
+        continue
+      fi
     fi
     /usr/bin/python3 -c "import onnx,sys; onnx.checker.check_model(sys.argv[1], full_check=True)" "$out"
     # shellcheck disable=SC2086
     "$work/rc" verify -runs 5 -json $flags "$orig" "$out" > "$work/v.json" || true
-    python3 - "$rep" "$work/v.json" "$name" "$b" <<'PY'
+    python3 - "$rep" "$work/v.json" "$name" "$label" <<'PY'
 import json, sys
 r = json.load(open(sys.argv[1])); v = json.load(open(sys.argv[2]))
 lv = {l["level"]: l for l in v["levels"]}
