@@ -165,20 +165,35 @@ func (a *bfcArena) merge(x, y int32) {
 	cy.dead = true
 }
 
-// preamble replays Options.Preamble's requests reqs through a.
-func preamble(a *bfcArena, reqs []ArenaRequest) error {
-	handles := make([]int32, len(reqs))
+// CheckPreamble reports the first request of an Options.Preamble list
+// that releases something other than an earlier allocation still held.
+func CheckPreamble(reqs []ArenaRequest) error {
+	held := make([]bool, len(reqs))
 	for i, r := range reqs {
-		handles[i] = -1
 		if r.Bytes > 0 {
-			handles[i] = a.alloc(r.Bytes)
+			held[i] = true
 			continue
 		}
-		if r.Free < 0 || r.Free >= i || handles[r.Free] < 0 {
-			return fmt.Errorf("memory: preamble request %d releases request %d, which is not an earlier allocation still held", i, r.Free)
+		if r.Free < 0 || r.Free >= i || !held[r.Free] {
+			return fmt.Errorf("preamble request %d releases request %d, which is not an earlier allocation still held", i, r.Free)
 		}
-		a.release(handles[r.Free])
-		handles[r.Free] = -1
+		held[r.Free] = false
+	}
+	return nil
+}
+
+// preamble replays Options.Preamble's requests reqs through a.
+func preamble(a *bfcArena, reqs []ArenaRequest) error {
+	if err := CheckPreamble(reqs); err != nil {
+		return fmt.Errorf("memory: %w", err)
+	}
+	handles := make([]int32, len(reqs))
+	for i, r := range reqs {
+		if r.Bytes > 0 {
+			handles[i] = a.alloc(r.Bytes)
+		} else {
+			a.release(handles[r.Free])
+		}
 	}
 	return nil
 }

@@ -527,16 +527,8 @@ func (p *Problem) validateArena(add func(string, ...any)) {
 	if a.Prepacked != nil {
 		p.validateBytes(add, "Arena.Prepacked", a.Prepacked)
 	}
-	held := map[int]bool{}
-	for i, r := range a.Preamble {
-		switch {
-		case r.Bytes > 0:
-			held[i] = true
-		case held[r.Free] && r.Free < i:
-			delete(held, r.Free)
-		default:
-			add("Arena.Preamble request %d releases request %d, which is not an earlier allocation still held", i, r.Free)
-		}
+	if err := memory.CheckPreamble(a.Preamble); err != nil {
+		add("Arena.Preamble: %v", err)
 	}
 	if a.WorkspaceParts != nil {
 		if len(a.WorkspaceParts) != n {

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/remat-compile/remat/passes/memory"
 	"github.com/remat-compile/remat/passes/remat"
 	"github.com/remat-compile/remat/passes/remat/solvertest"
 )
@@ -153,6 +154,9 @@ func TestValidate(t *testing.T) {
 		{"read order length", func(p *remat.Problem) { p.ReadOrder = make([][]remat.Part, 2) }, "ReadOrder has 2 entries for 5 nodes"},
 		{"prepacked", func(p *remat.Problem) { p.Arena = &remat.Arena{Prepacked: []int64{0, 0, -4, 0, 0}} }, "Arena.Prepacked of node"},
 		{"prepacked length", func(p *remat.Problem) { p.Arena = &remat.Arena{Prepacked: []int64{0}} }, "Arena.Prepacked has 1 entries for 5 nodes"},
+		{"preamble", func(p *remat.Problem) {
+			p.Arena = &remat.Arena{Preamble: []memory.ArenaRequest{{Bytes: 32}, {Free: 0}, {Free: 0}}}
+		}, "Arena.Preamble: preamble request 2 releases request 0, which is not an earlier allocation still held"},
 		{"workspace parts", func(p *remat.Problem) {
 			p.Arena = &remat.Arena{WorkspaceParts: make([][]int64, 5)}
 			p.Arena.WorkspaceParts[1] = []int64{8, 0}
