@@ -150,6 +150,9 @@ type Fit struct {
 	// compute.
 	Tiled      *tile.Result
 	tileBudget int64 // the budget tiling was run with
+	// targetPlanned: the solver planned under the target's memory model
+	// (remat.Solver.TargetAware).
+	targetPlanned bool
 	// Rewrite is what the file is written with: the remat pass's rewrite
 	// when it recomputes something or the order changed (an empty
 	// rewrite then), nil when the graph is written unforced.
@@ -267,7 +270,7 @@ func (m *Model) fit(ctx context.Context, o FitOptions) (*Fit, error) {
 	if err != nil {
 		return nil, err
 	}
-	f := &Fit{Target: o.Target, TimeLimit: o.TimeLimit}
+	f := &Fit{Target: o.Target, TimeLimit: o.TimeLimit, targetPlanned: o.Solver.TargetAware}
 	// The target's peak of the graph before the fit, as the runtime runs
 	// the written model: a training graph is ours to write too, so it is
 	// written as the rewrite is and compared as written.
@@ -393,6 +396,17 @@ func (e *TargetError) Error() string {
 	return s
 }
 
+// overBudgetError is a *TargetError's message when the target's peak is
+// below the original's but above the budget.
+func (e *TargetError) overBudgetError() string {
+	s := fmt.Sprintf("the plan fits the budget of %s under the solver's memory model, but the %s target's order of the written model peaks at %s, above the budget (the original's: %s)",
+		remat.FormatBytes(e.BudgetBytes), e.Target, remat.FormatBytes(e.PeakBytes), remat.FormatBytes(e.OriginalBytes))
+	if e.Reach != nil {
+		s += "; " + e.Reach.describe(e.Target)
+	}
+	return s
+}
+
 // checkTarget refuses a fit whose recomputations do not lower the
 // target's predicted peak: its allocator does not turn them into savings.
 func (f *Fit) checkTarget() error {
@@ -408,6 +422,33 @@ func (f *Fit) checkTarget() error {
 		return te
 	}
 	return nil
+}
+
+// overBudget reports whether the target's predicted peak of the written
+// rewrite exceeds the budget (a tiled fit's: the budget tiling reached).
+// A runtime's bytes are the activations the budget bounds (TensorFlow.js:
+// tf.profile's peak less the weights and feeds; ONNX Runtime: its arena's
+// bytes in use less what it held before the first kernel), so a peak
+// above the budget is the runtime's order of the written file departing
+// from the plan's where the writing could not force it, or a solver that
+// plans without the target's model. TensorFlow.js refuses both. ONNX
+// Runtime refuses the first only: its arena's bytes are far above a
+// liveness plan's (rounding, prepacked weights, shape-keyed reuse), so a
+// solver that is not TargetAware never fits its budget in them, and such
+// a plan stands when it lowers ORT's peak (checkTarget). The liveness
+// target's peak is the plan's own.
+func (f *Fit) overBudget() bool {
+	budget := f.Remat.BudgetBytes
+	if f.Tiled != nil && f.tileBudget > 0 {
+		budget = f.tileBudget
+	}
+	if f.Placement.PeakBytes <= budget {
+		return false
+	}
+	if _, ok := f.Target.(tfRuntime); ok {
+		return true
+	}
+	return f.Target.Name() != "liveness" && f.targetPlanned
 }
 
 // eagerPeak is the peak, and the node at it, of the tiled graph g as the

@@ -124,30 +124,6 @@ func (m *Model) trainError(err error) error {
 	return fmt.Errorf("%s: -train on a TensorFlow graph: passes/autodiff writes a TensorFlow graph's gradients in forward ops TensorFlow.js runs and has no such gradient rule for these ops on a differentiable path (name trainable parameters that do not reach the loss through them with -trainable, or compile the model's ONNX form with -train):\n%w", m.Name, err)
 }
 
-// overBudget reports whether the target's predicted peak of the written
-// rewrite exceeds the budget, for a TensorFlow runtime's target: its
-// bytes (tf.profile's peak less the weights and feeds) are the
-// activations the budget bounds, and the plan is made under its memory
-// model, so a peak above the budget is the runtime's order of the written
-// file departing from the plan's where the writing could not force it, or
-// a solver that plans without the target's model (one that is not
-// TargetAware omits the composite ops' intermediates).
-func (f *Fit) overBudget() bool {
-	_, ok := f.Target.(tfRuntime)
-	return ok && f.Placement.PeakBytes > f.Remat.BudgetBytes
-}
-
-// overBudgetError is a *TargetError's message when the target's peak is
-// below the original's but above the budget.
-func (e *TargetError) overBudgetError() string {
-	s := fmt.Sprintf("the plan fits the budget of %s under the solver's memory model, but the %s target's order of the written model peaks at %s, above the budget (the original's: %s)",
-		remat.FormatBytes(e.BudgetBytes), e.Target, remat.FormatBytes(e.PeakBytes), remat.FormatBytes(e.OriginalBytes))
-	if e.Reach != nil {
-		s += "; " + e.Reach.describe(e.Target)
-	}
-	return s
-}
-
 // tfjsReport fills the report's tfjs fields for a TensorFlow runtime's
 // target.
 func (f *Fit) tfjsReport(r *report.Compile) {
