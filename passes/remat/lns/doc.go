@@ -83,7 +83,10 @@
 //     when the repair and a few perturbed repairs fail), and the least
 //     peak reached is returned as a *remat.BudgetError with its plan. The
 //     caps tried do not depend on the budget, so a budget equal to that
-//     least peak is met again.
+//     least peak is met again. In the arena, the least plan is then
+//     lowered further by searches at budgets just below it (descend) and
+//     by a seeded walk of random moves judged by the arena's replay
+//     (walkarena.go), which then takes most of the time left.
 //
 // # Bounds
 //

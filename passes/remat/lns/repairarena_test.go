@@ -83,3 +83,59 @@ func TestCheaper(t *testing.T) {
 		}
 	}
 }
+
+// TestWalkArena: the least plans of budgets no search fits go to
+// walkArena. What it returns never peaks higher in the arena than the
+// plan it started from, reports its own evaluation, passes Check at the
+// larger of its peak and the budget, and is the same plan on a second
+// walk with the same seed. Some walks must lower the peak, or the walk
+// does nothing the descent did not.
+func TestWalkArena(t *testing.T) {
+	maxN := 40
+	if testing.Short() {
+		maxN = 16
+	}
+	refused, lowered := 0, 0
+	arenaBudgets(t, maxN, func(name string, q remat.Problem) {
+		_, err := New(Options{Patience: 2, noDescent: true}).Solve(context.Background(), &q, nil)
+		var be *remat.BudgetError
+		if !errors.As(err, &be) || be.Plan == nil || be.Proven {
+			return
+		}
+		refused++
+		start, err := remat.Evaluate(&q, be.Plan)
+		if err != nil {
+			t.Fatal(err)
+		}
+		pl, got := walkArena(context.Background(), &q, be.Plan, 1)
+		if pl == nil {
+			t.Errorf("%s: no plan back", name)
+			return
+		}
+		res, err := remat.Evaluate(&q, pl)
+		switch {
+		case err != nil:
+			t.Errorf("%s: %v", name, err)
+			return
+		case res.PeakBytes != got.PeakBytes || res.TotalSeconds != got.TotalSeconds:
+			t.Errorf("%s: reports a peak of %d and %v s, evaluates to %d and %v s", name, got.PeakBytes, got.TotalSeconds, res.PeakBytes, res.TotalSeconds)
+		case res.PeakBytes > start.PeakBytes:
+			t.Errorf("%s: walked to %d from %d", name, res.PeakBytes, start.PeakBytes)
+		}
+		r := q
+		r.BudgetBytes = max(res.PeakBytes, q.BudgetBytes)
+		if _, err := remat.Check(&r, pl); err != nil {
+			t.Errorf("%s: %v", name, err)
+		}
+		if _, again := walkArena(context.Background(), &q, be.Plan, 1); again.PeakBytes != got.PeakBytes || again.TotalSeconds != got.TotalSeconds {
+			t.Errorf("%s: a second walk reaches %d and %v s, the first %d and %v s", name, again.PeakBytes, again.TotalSeconds, got.PeakBytes, got.TotalSeconds)
+		}
+		if res.PeakBytes < start.PeakBytes {
+			lowered++
+		}
+	})
+	t.Logf("%d budgets refused, %d least peaks lowered by the walk", refused, lowered)
+	if lowered == 0 {
+		t.Errorf("the walk lowered none of the %d least peaks", refused)
+	}
+}
