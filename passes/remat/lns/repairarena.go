@@ -42,11 +42,7 @@ const repairMoves = 64
 // made cheaper, when the moves reach it; nil when pl cannot be evaluated.
 // When ctx ends it returns the best plan so far.
 func repairArena(ctx context.Context, p *remat.Problem, pl *remat.Plan) (*remat.Plan, remat.CheckResult) {
-	stages := startStages(p, pl)
-	if stages == nil {
-		return nil, remat.CheckResult{}
-	}
-	cur, res, ok := evalStages(p, stages)
+	stages, cur, res, ok := evalPlan(p, pl)
 	if !ok {
 		return nil, remat.CheckResult{}
 	}
@@ -197,6 +193,17 @@ func cheapenArena(ctx context.Context, p *remat.Problem, stages [][]int32, pl *r
 			return pl, res
 		}
 	}
+}
+
+// evalPlan returns pl's compute sets, the plan scheduled from them and
+// its evaluation on p; ok is false when pl cannot be evaluated.
+func evalPlan(p *remat.Problem, pl *remat.Plan) ([][]int32, *remat.Plan, remat.CheckResult, bool) {
+	stages := startStages(p, pl)
+	if stages == nil {
+		return nil, nil, remat.CheckResult{}, false
+	}
+	cur, res, ok := evalStages(p, stages)
+	return stages, cur, res, ok
 }
 
 // evalStages schedules stages and evaluates the plan on p.

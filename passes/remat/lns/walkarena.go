@@ -44,11 +44,7 @@ const (
 // larger of its peak and p's budget. When ctx ends it returns the best
 // plan so far; nil when pl cannot be evaluated.
 func walkArena(ctx context.Context, p *remat.Problem, pl *remat.Plan, seed uint64) (*remat.Plan, remat.CheckResult) {
-	stages := startStages(p, pl)
-	if stages == nil {
-		return nil, remat.CheckResult{}
-	}
-	cur, res, ok := evalStages(p, stages)
+	stages, cur, res, ok := evalPlan(p, pl)
 	if !ok {
 		return nil, remat.CheckResult{}
 	}
