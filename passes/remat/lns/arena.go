@@ -44,11 +44,14 @@ const arenaTries = 10
 // does not fit still counts for the least peak. The plan returned fits p's
 // budget in the arena and passes remat.Check on p; its lower bound is the
 // first search's, proven on p's relaxation (remat.Problem.Relaxed),
-// which has no arena, no views and no slack. Each search but the last gets half the time left (tryContext);
-// without a deadline the searches, like Solve, are deterministic. When no
-// search fits, the problem's hint (remat.Problem.Start) is the plan if it
-// fits: a sweep retries the least peak a tighter budget reached with that
-// budget's plan as the hint.
+// which has no arena, no views and no slack. The searches share two
+// thirds of the time to the deadline, each but the last half of what is
+// left of that (tryContext); without a deadline they are, like Solve,
+// deterministic. When no search fits, the problem's hint
+// (remat.Problem.Start) is the plan if it fits: a sweep retries the least
+// peak a tighter budget reached with that budget's plan as the hint.
+// Otherwise the least plan is lowered in the time left (descend, then
+// walkArena) and returned in a *remat.BudgetError.
 func solveArena(ctx context.Context, p *remat.Problem, progress func(remat.Progress), opts Options) (*remat.Plan, error) {
 	if opts.TimeLimit > 0 {
 		var cancel context.CancelFunc
