@@ -424,7 +424,16 @@ func (f *forcer) forceChains() error {
 // A node that a recompute chain's dependency already reaches through a
 // depbias is refused only at export time.
 func CanForceOrder(n *ir.Node) bool {
-	if n == nil || n.Graph == nil || n.Graph.Parent != nil || isConstantNode(n) || constantFoldable(n, map[*ir.Node]bool{}) {
+	return CanWait(n) && !constantFoldable(n, map[*ir.Node]bool{})
+}
+
+// CanWait reports whether an order constraint can hold n back at all: n
+// is a root-graph node other than a Constant, and an input takes the
+// dependency without a depbias or a broken fusion. Unlike CanForceOrder
+// it takes a node that ORT would fold; the caller decides what a
+// dependency on such a node costs (targets/ort, cone.go).
+func CanWait(n *ir.Node) bool {
+	if n == nil || n.Graph == nil || n.Graph.Parent != nil || isConstantNode(n) {
 		return false
 	}
 	_, _, err := chooseOrderDep(n)

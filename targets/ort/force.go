@@ -2,6 +2,7 @@ package ort
 
 import (
 	"fmt"
+	"slices"
 
 	onnxexp "github.com/remat-compile/remat/exporters/onnx"
 	"github.com/remat-compile/remat/ir"
@@ -114,46 +115,75 @@ type orderResult struct {
 // node long before the plan does. A constraint never takes the depbias
 // form and never breaks a fusion (CanForceOrder); Constant nodes, which
 // ORT folds, neither wait nor are waited for; views, which ORT may run
-// anywhere, are not waited for (isSource).
+// anywhere, are not waited for (isSource). The greedy search runs from no
+// constraints and, for a training graph whose constant cone ORT runs out
+// of the plan's place, from coneOrder's too; the lower peak wins.
 func forceOrder(g *ir.Graph, opts onnxexp.Options) (*orderResult, error) {
 	plan, err := memory.Simulate(g, g.Nodes, memoryFor(opts))
 	if err != nil {
 		return nil, err
 	}
-	simulate := func(cons []remat.OrderConstraint) (*memory.Result, []*ir.Node, error) {
-		o := opts
-		o.Order = cons
-		return Simulate(g, o)
-	}
-	unforced, _, err := simulate(nil)
+	unforced, seq, err := Simulate(g, opts)
 	if err != nil {
 		return nil, err
 	}
-	// The simulation is of level "disabled". At other levels the
-	// optimizers renumber nodes and so move ORT's order in ways it does
-	// not predict, and each dependency perturbs that too: constraints are
-	// kept only for a predicted gain of at least minGain (on the FCN8
-	// training graph, two constraints that promised 768 B at "disabled"
-	// cost 4.6 KB at "all"). The search simulates at most orderCandidates
-	// candidates per round for orderRounds rounds, so that it stays within
-	// seconds on graphs of thousands of nodes (each simulation exports and
-	// replays the whole graph); the bound is on work, not time, so the
-	// output stays deterministic.
-	r, err := targets.ForceOrder(g, plan.PeakBytes, targets.ForceOptions{
+	best, err := forceFrom(g, opts, nil, plan.PeakBytes, unforced.PeakBytes)
+	if err != nil {
+		return nil, err
+	}
+	// coneOrder's constraints can raise the peak on their own (ORT's
+	// search then takes other paths) and still be the better start: on
+	// FCN8's 930 KiB plan they alone give 1,225,216 B, and with the one
+	// constraint the search adds, 967,168 B (1,039,872 B from none).
+	if cone := coneOrder(g, seq); cone != nil {
+		r, err := forceFrom(g, opts, cone, plan.PeakBytes, unforced.PeakBytes)
+		if err == nil && r.Peak < best.Peak {
+			best = r
+		}
+	}
+	best.PlanPeak, best.UnforcedPeak = plan.PeakBytes, unforced.PeakBytes
+	return best, nil
+}
+
+// forceFrom runs targets.ForceOrder for g with the constraints base
+// always written; base is kept only when the result is at least minGain
+// below unforced, ORT's peak without constraints.
+//
+// The simulation is of level "disabled". At other levels the optimizers
+// renumber nodes and so move ORT's order in ways it does not predict, and
+// each dependency perturbs that too: constraints are kept only for a
+// predicted gain of at least minGain (on the FCN8 training graph, two
+// constraints that promised 768 B at "disabled" cost 4.6 KB at "all").
+// The search simulates at most orderCandidates candidates per round for
+// orderRounds rounds, so that it stays within seconds on graphs of
+// thousands of nodes (each simulation exports and replays the whole
+// graph); the bound is on work, not time, so the output stays
+// deterministic.
+func forceFrom(g *ir.Graph, opts onnxexp.Options, base []remat.OrderConstraint, planPeak, unforced int64) (*orderResult, error) {
+	simulate := func(cons []remat.OrderConstraint) (*memory.Result, []*ir.Node, error) {
+		o := opts
+		o.Order = append(slices.Clip(base), cons...)
+		return Simulate(g, o)
+	}
+	minGain := max(unforced/orderMinGainDiv, 2*memory.ArenaAlign)
+	r, err := targets.ForceOrder(g, planPeak, targets.ForceOptions{
 		Simulate: simulate,
 		CanForce: onnxexp.CanForceOrder,
 		IsSource: isSource,
 		Skip: func(n *ir.Node) bool {
 			return n.Op == "Constant" && (n.Domain == "" || n.Domain == "ai.onnx")
 		},
-		MinGain:    max(unforced.PeakBytes/orderMinGainDiv, 2*memory.ArenaAlign),
+		MinGain:    minGain,
 		Candidates: orderCandidates,
 		Rounds:     orderRounds,
 	})
 	if err != nil {
 		return nil, err
 	}
-	return &orderResult{Constraints: r.Constraints, PlanPeak: plan.PeakBytes, UnforcedPeak: r.UnforcedPeak, Peak: r.Peak}, nil
+	if base != nil && r.Peak > unforced-minGain {
+		return &orderResult{Peak: unforced}, nil
+	}
+	return &orderResult{Constraints: append(slices.Clip(base), r.Constraints...), Peak: r.Peak}, nil
 }
 
 // orderCandidates and orderRounds bound forceOrder's search: the
