@@ -43,6 +43,9 @@ type benchOptions struct {
 	milpStart bool
 	// peers runs MOCCASIN's Table 3 on the peers' published graphs.
 	peers bool
+	// boundTime is -peers' time for checkmate.StageBound per graph and
+	// budget (0: not run).
+	boundTime time.Duration
 }
 
 func benchCmd() *command {
@@ -64,6 +67,7 @@ func benchCmd() *command {
 			fs.StringVar(&o.loss, "loss", "sum", "with -train, the `loss` (as for compile)")
 			fs.IntVar(&o.exactMaxNodes, "exact-max-nodes", 400, "skip the exact solvers (checkmate-milp, checkmate-lp, moccasin) on graphs of more than `N` nodes, where CBC does not build and solve their models in any useful time (0: run them everywhere)")
 			fs.BoolVar(&o.milpStart, "milp-start", true, "start checkmate-milp from the cheapest plan of the solvers before it (a MIP start), so that its row is the best plan known; false times CBC from scratch")
+			fs.DurationVar(&o.boundTime, "bound-time", 0, "with -peers, also prove a lower bound on each graph and budget from the stages' last steps of Checkmate's MILP (CBC, at most this `long`); the gap column then measures against the better of it and the solvers' bounds")
 			fs.BoolVar(&o.peers, "peers", false, "instead of GRAPHs, reproduce MOCCASIN's Table 3 on the peers' published graphs (G1-G4, CM 1, CM 2 from ../shared/benchmarks/moccasin or $REMAT_PEER_GRAPHS; GRAPH arguments, if any, select them by key) at -budgets (percentages of each graph's input-order peak) and print it next to MOCCASIN's and Checkmate's published numbers")
 			fs.IntVar(&o.maxBatch, "max-batch", 0, "instead of the table, find for each zoo: model and solver the largest training batch, up to `N`, that fits the profile's memory within one extra forward pass of cost (Checkmate §6.4, eq. 10)")
 			return func(ctx context.Context, args []string, st *Streams) error {
@@ -79,6 +83,12 @@ func benchCmd() *command {
 func runBench(ctx context.Context, o *benchOptions, args []string, st *Streams) error {
 	if err := timeLimitFlag(o.timeLimit); err != nil {
 		return err
+	}
+	switch {
+	case o.boundTime < 0:
+		return usagef("-bound-time %v: want a positive duration such as 60s", o.boundTime)
+	case o.boundTime > 0 && !o.peers:
+		return usagef("-bound-time applies to -peers only")
 	}
 	var budgets []bench.Budget
 	for _, s := range strings.Split(o.budgets, ",") {
@@ -240,7 +250,7 @@ func printMaxBatch(w io.Writer, rows []bench.MaxBatchRow, prof *profiles.Profile
 
 // runPeers is bench -peers: MOCCASIN's Table 3 (passes/remat/peerbench).
 func runPeers(ctx context.Context, o *benchOptions, graphs []string, budgets []bench.Budget, list []remat.Solver, st *Streams) error {
-	po := peerbench.Options{Graphs: graphs, Solvers: list, TimeLimit: o.timeLimit}
+	po := peerbench.Options{Graphs: graphs, Solvers: list, TimeLimit: o.timeLimit, BoundTime: o.boundTime}
 	if o.solvers == "all" {
 		po.Solvers = nil // auto, as the table compares
 	}

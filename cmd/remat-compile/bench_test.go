@@ -91,6 +91,8 @@ func TestBenchBadArgs(t *testing.T) {
 		{[]string{"bench", "layered:100:236:0-1000"}, "holds 1001 seeds; at most 1000 are allowed"},
 		{[]string{"bench", "-solvers", "nope", "layered:10:12"}, "unknown solver"},
 		{[]string{"bench", "-budgets", "abc", "layered:10:12"}, "budget"},
+		{[]string{"bench", "-bound-time", "10s", "layered:10:12"}, "-bound-time applies to -peers only"},
+		{[]string{"bench", "-peers", "-bound-time", "-1s"}, "want a positive duration"},
 	} {
 		code, _, errOut := run(t, c.args...)
 		if code == exitOK || !strings.Contains(errOut, c.want) {

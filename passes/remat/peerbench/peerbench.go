@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/remat-compile/remat/passes/remat"
+	"github.com/remat-compile/remat/passes/remat/checkmate"
 	"github.com/remat-compile/remat/passes/remat/interchange"
 	"github.com/remat-compile/remat/passes/remat/solvers"
 )
@@ -71,6 +72,10 @@ type Options struct {
 	Solvers []remat.Solver
 	// TimeLimit bounds each solve; 0 means one minute.
 	TimeLimit time.Duration
+	// BoundTime, when positive, runs checkmate.StageBound on each graph
+	// and budget for at most this long; its bound joins the solvers' in
+	// BestBound. It needs COIN-OR CBC.
+	BoundTime time.Duration
 	// Progress, when not nil, receives each row as soon as it is done.
 	Progress func(Row)
 }
@@ -114,8 +119,11 @@ type Row struct {
 	// LowerBound is the solver's own proven bound on the cost of any plan
 	// within the budget (NoRematCost when it knows nothing better).
 	LowerBound float64
-	// BestBound is the best bound any solver of the run proved for this
-	// graph and budget, at least NoRematCost.
+	// StageBound is checkmate.StageBound's bound for this graph and
+	// budget (Options.BoundTime), NaN when it did not run.
+	StageBound float64
+	// BestBound is the best bound any solver of the run, or StageBound,
+	// proved for this graph and budget, at least NoRematCost.
 	BestBound float64
 	// Gap is the distance from the plan's cost to BestBound in percentage
 	// points of NoRematCost: the most by which TDI may exceed the optimal
@@ -198,7 +206,18 @@ func Run(ctx context.Context, o Options) ([]Row, error) {
 				}
 				rows = append(rows, r)
 			}
-			bestBounds(rows[first:])
+			stage := math.NaN()
+			if o.BoundTime > 0 {
+				b, infeasible, err := checkmate.StageBound(ctx, &q, o.BoundTime)
+				switch {
+				case err != nil:
+					return rows, fmt.Errorf("peerbench: %s at %g: the stage bound: %w", peer.Key, m, err)
+				case infeasible:
+					return rows, fmt.Errorf("peerbench: %s at %g: the stage bound proves that no plan fits, which contradicts the solvers", peer.Key, m)
+				}
+				stage = b
+			}
+			bestBounds(rows[first:], stage)
 			if o.Progress != nil {
 				for _, r := range rows[first:] {
 					o.Progress(r)
@@ -291,8 +310,11 @@ func tdi(cost, base float64) float64 {
 }
 
 // bestBounds sets BestBound and Gap on the rows of one graph and budget.
-func bestBounds(rows []Row) {
+func bestBounds(rows []Row, stage float64) {
 	lb := 0.0
+	if !math.IsNaN(stage) {
+		lb = stage
+	}
 	for _, r := range rows {
 		if r.Status == "optimal" || r.Status == "feasible" {
 			lb = max(lb, r.LowerBound)
@@ -300,6 +322,7 @@ func bestBounds(rows []Row) {
 	}
 	for i := range rows {
 		r := &rows[i]
+		r.StageBound = stage
 		r.BestBound = max(lb, r.NoRematCost)
 		if !math.IsNaN(r.TDI) {
 			r.Gap = max(0, r.TDI-tdi(r.BestBound, r.NoRematCost))

@@ -113,6 +113,35 @@ func TestRun(t *testing.T) {
 	}
 }
 
+// TestRunStageBound runs G1 at 80 % with the stage bound: it is proved,
+// sits between the no-remat cost and the plan's cost, raises the best
+// bound above auto's own, and narrows the gap.
+func TestRunStageBound(t *testing.T) {
+	if testing.Short() {
+		t.Skip("solves a peer graph and a MILP; skipped in -short mode")
+	}
+	rows, err := peerbench.Run(context.Background(), peerbench.Options{
+		Dir: graphsDir(t), Graphs: []string{"G1"}, Multipliers: []float64{0.8},
+		TimeLimit: 10 * time.Second, BoundTime: time.Minute,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rows) != 1 {
+		t.Fatalf("%d rows, want 1", len(rows))
+	}
+	r := rows[0]
+	cost := r.NoRematCost * (1 + r.TDI/100)
+	if math.IsNaN(r.StageBound) || r.StageBound < r.NoRematCost || r.StageBound > cost*(1+1e-9) {
+		t.Fatalf("stage bound %v outside [no-remat cost %v, plan cost %v]", r.StageBound, r.NoRematCost, cost)
+	}
+	if r.BestBound != r.StageBound || r.StageBound <= r.LowerBound {
+		t.Errorf("best bound %v, stage bound %v, auto's bound %v: want the stage bound above auto's and best", r.BestBound, r.StageBound, r.LowerBound)
+	}
+	t.Logf("G1 at 80%%: TDI %.3f%%, auto's bound %.3f%%, stage bound %.3f%%, gap %.2f pp", r.TDI,
+		100*(r.LowerBound/r.NoRematCost-1), 100*(r.StageBound/r.NoRematCost-1), r.Gap)
+}
+
 // TestRunBadOptions: unknown graphs, multipliers out of range and a
 // directory without the files are errors that say so.
 func TestRunBadOptions(t *testing.T) {

@@ -1,0 +1,55 @@
+package checkmate_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/remat-compile/remat/passes/remat/checkmate"
+)
+
+// TestStageBound checks StageBound against the optimum on the corpus:
+// between Σ C_i and the optimum at every budget, above Σ C_i somewhere,
+// and never claiming infeasibility where a plan exists; and that a budget
+// below a node's working set is reported infeasible.
+func TestStageBound(t *testing.T) {
+	requireCBC(t)
+	ctx := context.Background()
+	raised := 0
+	for _, in := range corpusInstances(t, shortNodes()) {
+		if in.p.Refined() {
+			continue
+		}
+		b, infeasible, err := checkmate.StageBound(ctx, in.p, 30*time.Second)
+		if err != nil {
+			t.Fatalf("%s: %v", in.name, err)
+		}
+		sum := in.p.LowerBoundSeconds()
+		switch {
+		case infeasible:
+			t.Errorf("%s: infeasible, but a plan of cost %v exists", in.name, in.opt)
+		case b < sum-1e-9 || b > in.opt+1e-6*max(1, in.opt):
+			t.Errorf("%s: bound %v outside [Σ C_i = %v, optimum %v]", in.name, b, sum, in.opt)
+		case b > sum*(1+1e-6)+1e-9:
+			raised++
+		}
+	}
+	if raised == 0 {
+		t.Error("the bound is Σ C_i on every instance")
+	}
+	t.Logf("the bound is above Σ C_i on %d instances", raised)
+
+	p := layered(1, 6)
+	var most int64
+	for i := range p.N() {
+		w := p.Bytes[i]
+		for _, d := range p.Deps[i] {
+			w += p.Bytes[d]
+		}
+		most = max(most, w)
+	}
+	_, infeasible, err := checkmate.StageBound(ctx, withBudget(p, p.ConstBytes+most-1), 30*time.Second)
+	if err != nil || !infeasible {
+		t.Errorf("budget one byte below the largest working set: infeasible %v, error %v; want infeasible", infeasible, err)
+	}
+}
