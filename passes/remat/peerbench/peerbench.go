@@ -209,13 +209,18 @@ func Run(ctx context.Context, o Options) ([]Row, error) {
 			stage := math.NaN()
 			if o.BoundTime > 0 {
 				b, infeasible, err := checkmate.StageBound(ctx, &q, o.BoundTime)
-				switch {
-				case err != nil:
+				if err != nil {
 					return rows, fmt.Errorf("peerbench: %s at %g: the stage bound: %w", peer.Key, m, err)
-				case infeasible:
-					return rows, fmt.Errorf("peerbench: %s at %g: the stage bound proves that no plan fits, which contradicts the solvers", peer.Key, m)
 				}
-				stage = b
+				if infeasible {
+					for _, r := range rows[first:] {
+						if r.Status == "optimal" || r.Status == "feasible" {
+							return rows, fmt.Errorf("peerbench: %s at %g: the stage bound proves that no plan fits, but %s found one", peer.Key, m, r.Solver)
+						}
+					}
+				} else {
+					stage = b
+				}
 			}
 			bestBounds(rows[first:], stage)
 			if o.Progress != nil {
