@@ -142,6 +142,28 @@ func TestRunStageBound(t *testing.T) {
 		100*(r.LowerBound/r.NoRematCost-1), 100*(r.StageBound/r.NoRematCost-1), r.Gap)
 }
 
+// TestRunStageBoundInfeasible: at a budget below G1's largest working
+// set the stage bound proves that no plan fits, which agrees with the
+// solvers (no plan): no error, and the rows keep their own bounds.
+func TestRunStageBoundInfeasible(t *testing.T) {
+	if testing.Short() {
+		t.Skip("solves a peer graph and a MILP; skipped in -short mode")
+	}
+	rows, err := peerbench.Run(context.Background(), peerbench.Options{
+		Dir: graphsDir(t), Graphs: []string{"G1"}, Multipliers: []float64{0.05},
+		TimeLimit: 10 * time.Second, BoundTime: 10 * time.Second,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rows) != 1 {
+		t.Fatalf("%d rows, want 1", len(rows))
+	}
+	if r := rows[0]; r.Status == "optimal" || r.Status == "feasible" || !math.IsNaN(r.StageBound) || r.BestBound != r.NoRematCost {
+		t.Errorf("status %s, stage bound %v, best bound %v (no-remat cost %v): want no plan, no stage bound, the no-remat cost", r.Status, r.StageBound, r.BestBound, r.NoRematCost)
+	}
+}
+
 // TestRunBadOptions: unknown graphs, multipliers out of range and a
 // directory without the files are errors that say so.
 func TestRunBadOptions(t *testing.T) {
