@@ -73,9 +73,9 @@ const stageMaxVars = 400_000
 // CBC's branching when time is left), or Σ C_i when the model does not
 // apply (a problem with parts, views, in-place writes, workspaces or an
 // arena, after Problem.Relaxed), is too large, or its relaxation is not
-// solved within limit. infeasible reports that the model has no point: no plan fits
-// the budget. The error wraps remat.ErrUnavailable when CBC is not
-// installed.
+// solved within limit. infeasible reports that the model has no point:
+// no plan fits the budget. The error wraps remat.ErrUnavailable when CBC
+// is not installed.
 func StageBound(ctx context.Context, p *remat.Problem, limit time.Duration) (bound float64, infeasible bool, err error) {
 	sum := p.LowerBoundSeconds()
 	q := p.Relaxed()
