@@ -2,12 +2,10 @@ package checkmate
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"math"
 	"time"
 
-	"github.com/remat-compile/remat/internal/cbc"
 	"github.com/remat-compile/remat/internal/milp"
 	"github.com/remat-compile/remat/passes/remat"
 )
@@ -95,10 +93,8 @@ func StageBound(ctx context.Context, p *remat.Problem, limit time.Duration) (bou
 	// cannot be stopped while it does (on G3 at 80 %, CLP's relaxation
 	// takes 38 s and CBC's root about 8 minutes).
 	start := time.Now()
-	lp, err := milp.Solve(ctx, m, milp.Options{Relax: true, TimeLimit: limit})
+	lp, err := solve(ctx, m, milp.Options{Relax: true, TimeLimit: limit}, nil)
 	switch {
-	case errors.Is(err, cbc.ErrNotInstalled):
-		return sum, false, fmt.Errorf("%w: %w", remat.ErrUnavailable, err)
 	case err != nil:
 		return sum, false, err
 	case lp.Status == milp.Infeasible:
