@@ -47,12 +47,40 @@ import (
 // nodes up to stageDepth steps back, count as resident at every step for
 // free and take no bytes.
 //
+// # Cuts at the steps inside a stage
+//
+// A stage computes its nodes in increasing order (Evaluate: Ops scans
+// R[t] in node order), so the memory at the step where stage t recomputes
+// v < t is known in part from the model's variables. Resident there are
+// v and its inputs W_v = {v} ∪ deps(v); every x < v resident at stage t's
+// last step (computed earlier in stage t and kept, or kept through it:
+// stage t computes x at most once, at x's position); and every x between
+// v and t resident at the last step and not computed in stage t (kept
+// through it). Hence, for each r_{v,t},
+//
+//	Σ_{x<v, x∉W_v} M_x h_{x,t} + Σ_{v<x<t} M_x (h_{x,t} − r_{x,t})
+//	    + M(W_v) r_{v,t} ≤ M_budget − M_const                        (S)
+//
+// When r_{v,t} = 0 the left side is at most the memory at stage t's last
+// step, so (S) cuts off no plan. Chains of prefix and suffix sums (one
+// variable per node and stage) keep each row as short as W_v. (S) is
+// added at the stages over the budget only. It hardly moves the LP
+// relaxation (G1 at 80 %: 1.202 % → 1.208 %), but it closes most of the
+// distance from the integer optimum to the best plan: on G1 at 80 % the
+// optimum rises from 1.551 % to 2.297 %, the cost of auto's plan, which
+// is thereby proved optimal. The relaxation's points keep a fraction of
+// a value through the peak and rebuild it a little in every stage, which
+// (S) does not see; branching does, so StageBound adds (S) only in a
+// second round, after branching has proved the optimum of the model
+// without it within the time limit.
+//
 // The LP relaxation's optimum is a lower bound, and so is CBC's best bound
-// when the time limit stops its branching. Measured with remat-compile
-// bench -peers on MOCCASIN's random layered graphs at 80 % (one run,
-// this machine, one thread), as % of Σ C_i: G1 proven optimal at 1.55 %
-// within about 12 s, where lns's Lagrangian bound is 1.06 %; G2 1.69 %
-// in 60 s and 1.99 % in 300 s, lns's 1.35 %.
+// when the time limit stops its branching. Measured on MOCCASIN's random
+// layered graphs at 80 % (one run, this machine, one thread), as % of
+// Σ C_i: G1 1.55 % proven the optimum without (S) within about 12 s, and
+// 2.297 % with (S) within 75 s, where lns's Lagrangian bound is 1.06 %;
+// G2 1.69 % in 60 s and 1.99 % in 300 s (the first round never ends),
+// lns's 1.35 %.
 
 // stageWindow is how many stages before the first stage over the budget
 // the model begins.
@@ -80,7 +108,7 @@ func StageBound(ctx context.Context, p *remat.Problem, limit time.Duration) (bou
 	if q.Refined() || q.Reuse != nil || q.InPlace != nil || q.View != nil || q.Workspace != nil || q.Arena != nil || q.N() == 0 {
 		return sum, false, nil
 	}
-	m, st := stageModel(q)
+	m, st := stageModel(q, false)
 	switch st {
 	case stageSkip:
 		return sum, false, nil
@@ -93,6 +121,7 @@ func StageBound(ctx context.Context, p *remat.Problem, limit time.Duration) (bou
 	// cannot be stopped while it does (on G3 at 80 %, CLP's relaxation
 	// takes 38 s and CBC's root about 8 minutes).
 	start := time.Now()
+	deadline := start.Add(limit)
 	lp, err := solve(ctx, m, milp.Options{Relax: true, TimeLimit: limit}, nil)
 	switch {
 	case err != nil:
@@ -103,26 +132,46 @@ func StageBound(ctx context.Context, p *remat.Problem, limit time.Duration) (bou
 		return sum, false, nil // stopped by the time limit: no bound
 	}
 	b := lp.Objective
-	if took := time.Since(start); took <= limit/20 {
-		// CBC's own time limit ends the search with its bound; the
-		// deadline, a quarter later, stops a root that overruns it
-		// (then only the relaxation's bound stands).
-		bctx, cancel := context.WithDeadline(ctx, start.Add(limit+limit/4))
-		sol, err := solve(bctx, m, milp.Options{TimeLimit: limit - took}, nil)
-		cancel()
-		if err != nil {
-			return sum, false, err
-		}
-		if sol.Status == milp.Infeasible {
-			return sum, true, nil
-		}
-		if !math.IsNaN(sol.Bound) && !math.IsInf(sol.Bound, 0) {
+	if time.Since(start) <= limit/20 {
+		// Branching, and a second round with (S) when the first proved
+		// its model's optimum in time.
+		for _, cuts := range []bool{false, true} {
+			if cuts {
+				m, _ = stageModel(q, true)
+			}
+			sol, err := branch(ctx, m, deadline, limit/4)
+			switch {
+			case err != nil:
+				return sum, false, err
+			case sol.Status == milp.Infeasible:
+				return sum, true, nil
+			}
 			b = max(b, sol.Bound)
+			if sol.Status != milp.Optimal || time.Until(deadline) <= 0 {
+				break
+			}
 		}
 	}
 	// Less a relative 1e-9 for the solvers' tolerances.
 	b -= 1e-9 * math.Max(1, math.Abs(b))
 	return sum + max(0, b), false, nil
+}
+
+// branch solves m with CBC until deadline and returns its solution, whose
+// Bound is −Inf when nothing is proved. CBC's own time limit ends the
+// search with its bound; the context's deadline, grace later, stops a
+// root that overruns it (then nothing is proved).
+func branch(ctx context.Context, m *milp.Model, deadline time.Time, grace time.Duration) (*milp.Solution, error) {
+	bctx, cancel := context.WithDeadline(ctx, deadline.Add(grace))
+	defer cancel()
+	sol, err := solve(bctx, m, milp.Options{TimeLimit: time.Until(deadline)}, nil)
+	if err != nil {
+		return nil, err
+	}
+	if math.IsNaN(sol.Bound) || math.IsInf(sol.Bound, 0) {
+		sol.Bound = math.Inf(-1)
+	}
+	return sol, nil
 }
 
 // stageStatus is what stageModel made of a problem.
@@ -134,8 +183,9 @@ const (
 	stageInfeasible             // a stage's forced bytes exceed the budget
 )
 
-// stageModel builds the model of StageBound for a problem without parts.
-func stageModel(p *remat.Problem) (*milp.Model, stageStatus) {
+// stageModel builds the model of StageBound for a problem without parts,
+// with the cuts (S) at the stages over the budget when cuts is set.
+func stageModel(p *remat.Problem, cuts bool) (*milp.Model, stageStatus) {
 	n := p.N()
 	users := make([][]int32, n)
 	last := make([]int, n) // the last step that reads v, n−1 for an output
@@ -161,12 +211,13 @@ func stageModel(p *remat.Problem) (*milp.Model, stageStatus) {
 		live[last[v]+1] -= p.Bytes[v]
 	}
 	first := -1
+	over := make([]bool, n)
 	var run int64
 	for t := range n {
 		run += live[t]
-		if p.ConstBytes+run > p.BudgetBytes {
+		over[t] = p.ConstBytes+run > p.BudgetBytes
+		if over[t] && first < 0 {
 			first = t
-			break
 		}
 	}
 	if first < 0 {
@@ -288,6 +339,13 @@ func stageModel(p *remat.Problem) (*milp.Model, stageStatus) {
 			}
 		}
 	}
+	if cuts {
+		for t := a + 1; t < n; t++ {
+			if over[t] {
+				stepCuts(m, p, t, in, h, r, base, term)
+			}
+		}
+	}
 	// (2), (9) at each stage's last step.
 	for t := a; t < n; t++ {
 		var e milp.Expr
@@ -303,4 +361,73 @@ func stageModel(p *remat.Problem) (*milp.Model, stageStatus) {
 	}
 	m.SetObjective(obj, milp.Minimize)
 	return m, stageOK
+}
+
+// stepCuts adds the rows (S) of stage t, one for each r_{v,t}, with
+// P_{v,t} = Σ_{x<v} M_x h_{x,t} and Q_{v,t} = Σ_{v<x<t} M_x (h_{x,t} −
+// r_{x,t}) as chains of variables.
+func stepCuts(m *milp.Model, p *remat.Problem, t int, in []bool, h, r [][]milp.Var, base func(int) int, term func(*milp.Expr, int, int, float64)) {
+	rv := func(x int) milp.Var {
+		if !in[x] {
+			return -1
+		}
+		return r[x][t-base(x)]
+	}
+	any := false
+	for v := range t {
+		any = any || rv(v) >= 0
+	}
+	if !any {
+		return
+	}
+	P := make([]milp.Var, t) // P[0] = 0
+	Q := make([]milp.Var, t) // Q[t−1] = 0
+	P[0], Q[t-1] = -1, -1
+	chain := func(name string, at int, prev milp.Var, x int, withR bool) milp.Var {
+		lo := 0.0 // P ≥ 0; Q is not bounded
+		if withR {
+			lo = math.Inf(-1)
+		}
+		c := m.AddContinuous(fmt.Sprintf("%s_%d_%d", name, at, t), lo, math.Inf(1))
+		var e milp.Expr
+		e.AddTerm(c, 1)
+		if prev >= 0 {
+			e.AddTerm(prev, -1)
+		}
+		if in[x] {
+			term(&e, x, t, -float64(p.Bytes[x]))
+			if rx := rv(x); withR && rx >= 0 {
+				e.AddTerm(rx, float64(p.Bytes[x]))
+			}
+		}
+		m.AddConstr(fmt.Sprintf("%sdef_%d_%d", name, at, t), e, milp.EQ, 0)
+		return c
+	}
+	for v := 1; v < t; v++ {
+		P[v] = chain("P", v, P[v-1], v-1, false)
+	}
+	for v := t - 2; v >= 0; v-- {
+		Q[v] = chain("Q", v, Q[v+1], v+1, true)
+	}
+	for v := range t {
+		x := rv(v)
+		if x < 0 {
+			continue
+		}
+		var e milp.Expr
+		for _, c := range []milp.Var{P[v], Q[v]} {
+			if c >= 0 {
+				e.AddTerm(c, 1)
+			}
+		}
+		w := float64(p.Bytes[v])
+		for _, u := range p.Deps[v] {
+			w += float64(p.Bytes[u])
+			if in[u] {
+				term(&e, int(u), t, -float64(p.Bytes[u]))
+			}
+		}
+		e.AddTerm(x, w)
+		m.AddConstr(fmt.Sprintf("step_%d_%d", v, t), e, milp.LE, float64(p.BudgetBytes-p.ConstBytes))
+	}
 }

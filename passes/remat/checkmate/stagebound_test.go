@@ -53,3 +53,40 @@ func TestStageBound(t *testing.T) {
 		t.Errorf("budget one byte below the largest working set: infeasible %v, error %v; want infeasible", infeasible, err)
 	}
 }
+
+// TestStageCuts checks the cuts (S) on the corpus: the optimum of the
+// model with them lies between the optimum without them and the problem's
+// optimum, and is above the former somewhere.
+func TestStageCuts(t *testing.T) {
+	requireCBC(t)
+	ctx := context.Background()
+	raised, solved := 0, 0
+	for _, in := range corpusInstances(t, shortNodes()) {
+		if in.p.Refined() {
+			continue
+		}
+		without, ok, err := checkmate.StageOptimum(ctx, in.p, false)
+		if err != nil {
+			t.Fatalf("%s: %v", in.name, err)
+		}
+		if !ok {
+			continue
+		}
+		with, ok, err := checkmate.StageOptimum(ctx, in.p, true)
+		if err != nil || !ok {
+			t.Fatalf("%s: with the cuts: solved %v, error %v", in.name, ok, err)
+		}
+		solved++
+		tol := 1e-6 * max(1, in.opt)
+		switch {
+		case with < without-tol || with > in.opt+tol:
+			t.Errorf("%s: optimum with the cuts %v outside [%v without, the problem's optimum %v]", in.name, with, without, in.opt)
+		case with > without+tol:
+			raised++
+		}
+	}
+	if raised == 0 {
+		t.Errorf("the cuts raise the model's optimum on none of %d instances", solved)
+	}
+	t.Logf("the cuts raise the model's optimum on %d of %d instances", raised, solved)
+}
