@@ -68,19 +68,20 @@ import (
 // relaxation (G1 at 80 %: 1.202 % → 1.208 %), but it closes most of the
 // distance from the integer optimum to the best plan: on G1 at 80 % the
 // optimum rises from 1.551 % to 2.297 %, the cost of auto's plan, which
-// is thereby proved optimal. The relaxation's points keep a fraction of
-// a value through the peak and rebuild it a little in every stage, which
-// (S) does not see; branching does, so StageBound adds (S) only in a
-// second round, after branching has proved the optimum of the model
-// without it within the time limit.
+// is thereby proved optimal. The relaxation's optimum keeps a small
+// fraction of an input through the peak and shares it among small
+// fractional recomputations of its reader in many stages, which (S)
+// hardly sees; branching does, so StageBound adds (S) only in a second
+// round, after branching has proved the optimum of the model without it
+// within the time limit.
 //
 // The LP relaxation's optimum is a lower bound, and so is CBC's best bound
 // when the time limit stops its branching. Measured on MOCCASIN's random
 // layered graphs at 80 % (one run, this machine, one thread), as % of
 // Σ C_i: G1 1.55 % proven the optimum without (S) within about 12 s, and
 // 2.297 % with (S) within 75 s, where lns's Lagrangian bound is 1.06 %;
-// G2 1.69 % in 60 s and 1.99 % in 300 s (the first round never ends),
-// lns's 1.35 %.
+// G2 1.69 % at the root and 1.99 % after 120 s or 300 s of branching
+// (the first round does not end), lns's 1.35 %.
 
 // stageWindow is how many stages before the first stage over the budget
 // the model begins.
