@@ -374,11 +374,11 @@ func stepCuts(m *milp.Model, p *remat.Problem, t int, in []bool, h, r [][]milp.V
 		}
 		return r[x][t-base(x)]
 	}
-	any := false
+	recomputes := false
 	for v := range t {
-		any = any || rv(v) >= 0
+		recomputes = recomputes || rv(v) >= 0
 	}
-	if !any {
+	if !recomputes {
 		return
 	}
 	P := make([]milp.Var, t) // P[0] = 0
