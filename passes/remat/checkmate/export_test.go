@@ -11,13 +11,35 @@ import (
 // cuts (S) or without, and returns its optimum in seconds (Σ C_i
 // included); ok is false when the model does not apply or is not solved.
 func StageOptimum(ctx context.Context, p *remat.Problem, cuts bool) (opt float64, ok bool, err error) {
-	m, st := stageModel(p.Relaxed(), cuts)
+	sm, st := stageModel(p.Relaxed(), cuts)
 	if st != stageOK {
 		return 0, false, nil
 	}
-	sol, err := solve(ctx, m, milp.Options{}, nil)
+	sol, err := solve(ctx, sm.m, milp.Options{}, nil)
 	if err != nil || sol.Status != milp.Optimal {
 		return 0, false, err
 	}
 	return p.LowerBoundSeconds() + sol.Objective, true, nil
+}
+
+// StageStart returns the point that plan, a plan of p within its budget,
+// gives StageBound's model without the cuts (the variables it does not
+// set at 0, as CBC takes them): its largest violation of the model's rows
+// and bounds, and its objective in seconds (Σ C_i included). applies is false when the model does not apply to p; ok is
+// false when start made no point of the plan.
+func StageStart(p *remat.Problem, plan *remat.Plan) (violation, cost float64, applies, ok bool) {
+	sm, st := stageModel(p.Relaxed(), false)
+	if st != stageOK {
+		return 0, 0, false, false
+	}
+	start := sm.start(plan)
+	if start == nil {
+		return 0, 0, true, false
+	}
+	x := make([]float64, sm.m.NumVars())
+	for v, val := range start {
+		x[v] = val
+	}
+	obj, _ := sm.m.Objective()
+	return sm.m.MaxViolation(x), p.LowerBoundSeconds() + obj.Eval(x), true, true
 }

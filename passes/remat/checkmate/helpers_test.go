@@ -122,6 +122,7 @@ type instance struct {
 	name string
 	p    *remat.Problem
 	opt  float64
+	plan *remat.Plan // an optimal plan
 }
 
 // corpusInstances are the conformance corpus's problems (of at most
@@ -154,7 +155,7 @@ func corpusInstances(t testing.TB, maxNodes int) []instance {
 			if err != nil {
 				t.Fatalf("%s at %d: %v", c.Name, b, err)
 			}
-			out = append(out, instance{fmt.Sprintf("%s@%d", c.Name, b), q, pl.Cost(q)})
+			out = append(out, instance{fmt.Sprintf("%s@%d", c.Name, b), q, pl.Cost(q), pl})
 		}
 	}
 	return out

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"slices"
 	"time"
 
 	"github.com/remat-compile/remat/internal/milp"
@@ -80,8 +81,14 @@ import (
 // layered graphs at 80 % (one run, this machine, one thread), as % of
 // Σ C_i: G1 1.55 % proven the optimum without (S) within about 12 s, and
 // 2.297 % with (S) within 75 s, where lns's Lagrangian bound is 1.06 %;
-// G2 1.69 % at the root and 1.99 % after 120 s or 300 s of branching
-// (the first round does not end), lns's 1.35 %.
+// G2 1.69 % for the relaxation and 1.99 % after 120 s or 300 s of
+// branching (the first round does not end), lns's 1.35 %. From auto's
+// plan (4.26 %) as CBC's incumbent, G2's bound is 2.08 % when CBC's root
+// cuts end, after about 40 s, and stays there through 300 s of branching
+// (about one node a second, diving). Tried instead, with less: a row
+// bounding the objective by 2.30 % in place of the incumbent (the root
+// ends at 2.04 %), and lift-and-project cuts at the root (not ended in
+// 10 minutes).
 
 // stageWindow is how many stages before the first stage over the budget
 // the model begins.
@@ -97,19 +104,20 @@ const stageMaxVars = 400_000
 // StageBound returns a lower bound on the cost (in seconds, Σ C_i
 // included) of every plan of p within its budget: the bound of the model
 // above proved within about limit (its LP relaxation's optimum, raised by
-// CBC's branching when time is left), or Σ C_i when the model does not
-// apply (a problem with parts, views, in-place writes, workspaces or an
-// arena, after Problem.Relaxed), is too large, or its relaxation is not
-// solved within limit. infeasible reports that the model has no point:
+// CBC's branching when time is left, which starts from incumbent, a plan
+// of p within its budget, unless it is nil), or Σ C_i when the model does
+// not apply (a problem with parts, views, in-place writes, workspaces or
+// an arena, after Problem.Relaxed), is too large, or its relaxation is
+// not solved within limit. infeasible reports that the model has no point:
 // no plan fits the budget. The error wraps remat.ErrUnavailable when CBC
 // is not installed.
-func StageBound(ctx context.Context, p *remat.Problem, limit time.Duration) (bound float64, infeasible bool, err error) {
+func StageBound(ctx context.Context, p *remat.Problem, limit time.Duration, incumbent *remat.Plan) (bound float64, infeasible bool, err error) {
 	sum := p.LowerBoundSeconds()
 	q := p.Relaxed()
 	if q.Refined() || q.Reuse != nil || q.InPlace != nil || q.View != nil || q.Workspace != nil || q.Arena != nil || q.N() == 0 {
 		return sum, false, nil
 	}
-	m, st := stageModel(q, false)
+	sm, st := stageModel(q, false)
 	switch st {
 	case stageSkip:
 		return sum, false, nil
@@ -123,7 +131,7 @@ func StageBound(ctx context.Context, p *remat.Problem, limit time.Duration) (bou
 	// takes 38 s and CBC's root about 8 minutes).
 	start := time.Now()
 	deadline := start.Add(limit)
-	lp, err := solve(ctx, m, milp.Options{Relax: true, TimeLimit: limit}, nil)
+	lp, err := solve(ctx, sm.m, milp.Options{Relax: true, TimeLimit: limit}, nil)
 	switch {
 	case err != nil:
 		return sum, false, err
@@ -138,9 +146,9 @@ func StageBound(ctx context.Context, p *remat.Problem, limit time.Duration) (bou
 		// its model's optimum in time.
 		for _, cuts := range []bool{false, true} {
 			if cuts {
-				m, _ = stageModel(q, true)
+				sm, _ = stageModel(q, true)
 			}
-			sol, err := branch(ctx, m, deadline, limit/4)
+			sol, err := branch(ctx, sm.m, deadline, limit/4, sm.start(incumbent))
 			switch {
 			case err != nil:
 				return sum, false, err
@@ -158,14 +166,14 @@ func StageBound(ctx context.Context, p *remat.Problem, limit time.Duration) (bou
 	return sum + max(0, b), false, nil
 }
 
-// branch solves m with CBC until deadline and returns its solution, whose
-// Bound is −Inf when nothing is proved. CBC's own time limit ends the
-// search with its bound; the context's deadline, grace later, stops a
-// root that overruns it (then nothing is proved).
-func branch(ctx context.Context, m *milp.Model, deadline time.Time, grace time.Duration) (*milp.Solution, error) {
+// branch solves m with CBC from start (none when nil) until deadline and
+// returns its solution, whose Bound is −Inf when nothing is proved. CBC's
+// own time limit ends the search with its bound; the context's deadline,
+// grace later, stops a root that overruns it (then nothing is proved).
+func branch(ctx context.Context, m *milp.Model, deadline time.Time, grace time.Duration, start map[milp.Var]float64) (*milp.Solution, error) {
 	bctx, cancel := context.WithDeadline(ctx, deadline.Add(grace))
 	defer cancel()
-	sol, err := solve(bctx, m, milp.Options{TimeLimit: time.Until(deadline)}, nil)
+	sol, err := solve(bctx, m, milp.Options{TimeLimit: time.Until(deadline), MIPStart: start}, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -184,9 +192,72 @@ const (
 	stageInfeasible             // a stage's forced bytes exceed the budget
 )
 
+// stageMIP is StageBound's model with its variables: h[v][t−base(v)] and
+// r[v][t−base(v)] for the nodes in the model, −1 where h is forced to 1
+// or r is absent.
+type stageMIP struct {
+	m    *milp.Model
+	a    int // the first stage
+	h, r [][]milp.Var
+}
+
+func (s *stageMIP) base(v int) int { return max(s.a, v) }
+
+// start returns the point of the model that plan gives (h_{v,t}: v is
+// resident at the step where stage t computes node t; r_{v,t} = R_{t,v}),
+// for CBC's first incumbent; nil when plan is nil or not a plan of the
+// model's problem. From an incumbent CBC's root ends higher: on G2 at
+// 80 % (auto's plan at 4.26 %) at 2.08 % in about 40 s, where without
+// one 120 s of branching reach 1.99 %.
+func (s *stageMIP) start(plan *remat.Plan) map[milp.Var]float64 {
+	n := len(s.h)
+	if plan == nil || len(plan.R) != n {
+		return nil
+	}
+	// resident[t]: the values resident at stage t's step of node t.
+	resident := make([]remat.Bits, n)
+	live := remat.NewBits(n)
+	for _, op := range plan.Ops {
+		if op.Node < 0 || int(op.Node) >= n {
+			return nil
+		}
+		if op.Kind != remat.OpCompute {
+			live.Clear(int(op.Node))
+			continue
+		}
+		live.Set(int(op.Node))
+		if op.Node == op.Stage {
+			resident[op.Node] = slices.Clone(live)
+		}
+	}
+	x := make(map[milp.Var]float64)
+	for v := range s.h {
+		for i, hv := range s.h[v] {
+			t := s.base(v) + i
+			if resident[t] == nil {
+				return nil
+			}
+			if hv >= 0 {
+				x[hv] = b2f(resident[t].Has(v))
+			}
+			if rv := s.r[v][i]; rv >= 0 {
+				x[rv] = b2f(plan.R[t].Has(v))
+			}
+		}
+	}
+	return x
+}
+
+func b2f(b bool) float64 {
+	if b {
+		return 1
+	}
+	return 0
+}
+
 // stageModel builds the model of StageBound for a problem without parts,
 // with the cuts (S) at the stages over the budget when cuts is set.
-func stageModel(p *remat.Problem, cuts bool) (*milp.Model, stageStatus) {
+func stageModel(p *remat.Problem, cuts bool) (*stageMIP, stageStatus) {
 	n := p.N()
 	users := make([][]int32, n)
 	last := make([]int, n) // the last step that reads v, n−1 for an output
@@ -256,10 +327,8 @@ func stageModel(p *remat.Problem, cuts bool) (*milp.Model, stageStatus) {
 		return nil, stageSkip
 	}
 
-	m := milp.NewModel("stage-bound")
-	h := make([][]milp.Var, n) // h[v][t−base(v)], −1 where forced to 1
-	r := make([][]milp.Var, n) // r[v][t−base(v)], −1 where absent
-	base := func(v int) int { return max(a, v) }
+	sm := &stageMIP{m: milp.NewModel("stage-bound"), a: a, h: make([][]milp.Var, n), r: make([][]milp.Var, n)}
+	m, h, r, base := sm.m, sm.h, sm.r, sm.base
 	for v := range n {
 		if !in[v] {
 			continue
@@ -361,7 +430,7 @@ func stageModel(p *remat.Problem, cuts bool) (*milp.Model, stageStatus) {
 		m.AddConstr(fmt.Sprintf("mem_%d", t), e, milp.LE, float64(p.BudgetBytes-p.ConstBytes))
 	}
 	m.SetObjective(obj, milp.Minimize)
-	return m, stageOK
+	return sm, stageOK
 }
 
 // stepCuts adds the rows (S) of stage t, one for each r_{v,t}, with

@@ -73,8 +73,9 @@ type Options struct {
 	// TimeLimit bounds each solve; 0 means one minute.
 	TimeLimit time.Duration
 	// BoundTime, when positive, runs checkmate.StageBound on each graph
-	// and budget for at most this long; its bound joins the solvers' in
-	// BestBound. It needs COIN-OR CBC.
+	// and budget for at most this long, from the cheapest plan the solvers
+	// found; its bound joins the solvers' in BestBound. It needs COIN-OR
+	// CBC.
 	BoundTime time.Duration
 	// Progress, when not nil, receives each row as soon as it is done.
 	Progress func(Row)
@@ -131,6 +132,8 @@ type Row struct {
 	Gap float64
 	// Note explains an error or a mismatch with the published setup.
 	Note string
+
+	plan *remat.Plan // the plan, checked; nil without one
 }
 
 // Meets reports whether the row's TDI, rounded to Table 3's one decimal,
@@ -208,7 +211,7 @@ func Run(ctx context.Context, o Options) ([]Row, error) {
 			}
 			stage := math.NaN()
 			if o.BoundTime > 0 {
-				b, infeasible, err := checkmate.StageBound(ctx, &q, o.BoundTime)
+				b, infeasible, err := checkmate.StageBound(ctx, &q, o.BoundTime, cheapest(rows[first:]))
 				if err != nil {
 					return rows, fmt.Errorf("peerbench: %s at %g: the stage bound: %w", peer.Key, m, err)
 				}
@@ -289,6 +292,7 @@ func solveOne(ctx context.Context, s remat.Solver, p *remat.Problem, base remat.
 	switch {
 	case r.Status == "optimal" || r.Status == "feasible":
 		plan, res := t.Plan, t.Check
+		r.plan = plan
 		if math.IsNaN(r.TimeToPublished) && atOrBelow(tdi(res.TotalSeconds, base.TotalSeconds), target) {
 			r.TimeToPublished = r.Seconds // a solver that reports nothing found it at the end
 		}
@@ -304,6 +308,21 @@ func solveOne(ctx context.Context, s remat.Solver, p *remat.Problem, base remat.
 		r.Peak = be.NeedBytes
 	}
 	return r
+}
+
+// cheapest returns the cheapest plan of rows (StageBound's incumbent), nil
+// when none has one.
+func cheapest(rows []Row) *remat.Plan {
+	var best *Row
+	for i := range rows {
+		if r := &rows[i]; r.plan != nil && (best == nil || r.TDI < best.TDI) {
+			best = r
+		}
+	}
+	if best == nil {
+		return nil
+	}
+	return best.plan
 }
 
 // tdi is the cost's increase over base in percent.
