@@ -35,6 +35,11 @@ import (
 // its integers rounded. LPs (the relaxation) still go through milp.Solve
 // and CLP, which have neither problem.
 
+// errBadPoint is solveCBC's error when neither point CBC returns satisfies
+// the model; the solution then comes with it, without a point and with
+// CBC's bound, for a caller that needs only the bound.
+var errBadPoint = errors.New("checkmate: CBC returned a point that violates the model")
+
 // cbcFeasTol is the largest milp.Model.MaxViolation accepted from CBC, as
 // in milp.Solve.
 const cbcFeasTol = 1e-5
@@ -141,7 +146,8 @@ func solveCBC(ctx context.Context, m *milp.Model, o milp.Options) (*milp.Solutio
 		}
 	}
 	if sol.Values == nil {
-		return nil, fmt.Errorf("checkmate: CBC returned a point that violates the model by %g", worst)
+		sol.Status = milp.NoSolution
+		return sol, fmt.Errorf("%w by %g", errBadPoint, worst)
 	}
 	sol.Objective = m.ObjectiveValue(sol.Values)
 	if sol.Status == milp.Optimal && math.IsInf(sol.Bound, 0) {
