@@ -99,6 +99,9 @@ func TestRun(t *testing.T) {
 		if !(r.Gap >= 0 && r.Gap <= r.TDI+1e-9) || r.BestBound < r.NoRematCost || r.LowerBound > r.BestBound {
 			t.Errorf("%s at %v: gap %v pp with TDI %v, bounds %v (own %v), no-remat cost %v", r.Peer.Key, r.Multiplier, r.Gap, r.TDI, r.BestBound, r.LowerBound, r.NoRematCost)
 		}
+		if pl := peerbench.RowPlan(r); pl == nil || len(pl.R) != r.Nodes {
+			t.Errorf("%s at %v: the row keeps no plan of its %d nodes for the stage bound", r.Peer.Key, r.Multiplier, r.Nodes)
+		}
 		if r.Nodes != r.Peer.Nodes || r.Edges != r.Peer.Edges {
 			t.Errorf("%s: (%d, %d), Table 3 says (%d, %d)", r.Peer.Key, r.Nodes, r.Edges, r.Peer.Nodes, r.Peer.Edges)
 		}
@@ -110,6 +113,24 @@ func TestRun(t *testing.T) {
 	if lines := strings.Count(b.String(), "\n"); lines != 6 || !strings.Contains(b.String(), "| RL G1 | (100, 236) | 41687 = 0.9 × 46319 | auto |") ||
 		!strings.Contains(b.String(), "| 0.8 / 40,820 / 9.3 | 0.8 / 41,360 / 18.5 | yes |") {
 		t.Errorf("markdown:\n%s", b.String())
+	}
+}
+
+// TestCheapest checks which plan Run gives the stage bound: the one of the
+// row with the least TDI, none when no row has a plan.
+func TestCheapest(t *testing.T) {
+	a, b := remat.NewPlan(1), remat.NewPlan(1)
+	rows := []peerbench.Row{
+		{TDI: math.NaN()},
+		peerbench.WithPlan(peerbench.Row{TDI: 2.5}, a),
+		peerbench.WithPlan(peerbench.Row{TDI: 1.5}, b),
+		{TDI: 0.5}, // no plan: over the budget, say
+	}
+	if got := peerbench.Cheapest(rows); got != b {
+		t.Errorf("Cheapest gives %p, want the plan of the 1.5%% row %p (the 2.5%% row's is %p)", got, b, a)
+	}
+	if got := peerbench.Cheapest(rows[:1]); got != nil {
+		t.Errorf("Cheapest of a row without a plan gives %p, want nil", got)
 	}
 }
 
