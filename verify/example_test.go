@@ -52,7 +52,7 @@ func Example() {
 		fmt.Println(err)
 		return
 	}
-	fit, err := m.Fit(ctx, pipeline.FitOptions{Budget: remat.BudgetFraction(0.7), TimeLimit: 2 * time.Second})
+	fit, err := m.Fit(ctx, pipeline.FitOptions{Budget: remat.BudgetFraction(0.75), TimeLimit: 5 * time.Second})
 	if err != nil {
 		fmt.Println(err)
 		return
