@@ -43,3 +43,53 @@ func StageStart(p *remat.Problem, plan *remat.Plan) (violation, cost float64, ap
 	obj, _ := sm.m.Objective()
 	return sm.m.MaxViolation(x), p.LowerBoundSeconds() + obj.Eval(x), true, true
 }
+
+// StageCascadeViolation returns the largest violation of the cascade cuts
+// (C_k, all of them) by the point that plan, a plan of p within its
+// budget, gives StageBound's model, and how many cuts there are; applies
+// and ok as StageStart's.
+func StageCascadeViolation(p *remat.Problem, plan *remat.Plan) (violation float64, cuts int, applies, ok bool) {
+	sm, st := stageModel(p.Relaxed(), false)
+	if st != stageOK {
+		return 0, 0, false, false
+	}
+	start := sm.start(plan)
+	if start == nil {
+		return 0, 0, true, false
+	}
+	x := make([]float64, sm.m.NumVars())
+	for v, val := range start {
+		x[v] = val
+	}
+	all := sm.separate(nil)
+	sm.addCuts(all)
+	return sm.m.MaxViolation(x), len(all), true, true
+}
+
+// StageCascadeLP returns the optimum of StageBound's relaxation (Σ C_i
+// included) without the cascade cuts and after StageBound's rounds of
+// them, without a time limit; ok is false when the model does not apply
+// or a relaxation is not solved.
+func StageCascadeLP(ctx context.Context, p *remat.Problem) (without, with float64, ok bool, err error) {
+	sm, st := stageModel(p.Relaxed(), false)
+	if st != stageOK {
+		return 0, 0, false, nil
+	}
+	lp, err := solve(ctx, sm.m, milp.Options{Relax: true}, nil)
+	if err != nil || lp.Status != milp.Optimal {
+		return 0, 0, false, err
+	}
+	sum := p.LowerBoundSeconds()
+	without = sum + lp.Objective
+	for range cascadeRounds {
+		cuts := sm.separate(lp.Values)
+		if len(cuts) == 0 {
+			break
+		}
+		sm.addCuts(cuts)
+		if lp, err = solve(ctx, sm.m, milp.Options{Relax: true}, nil); err != nil || lp.Status != milp.Optimal {
+			return 0, 0, false, err
+		}
+	}
+	return without, sum + lp.Objective, true, nil
+}

@@ -105,8 +105,9 @@ const stageMaxVars = 400_000
 // StageBound returns a lower bound on the cost (in seconds, Σ C_i
 // included) of every plan of p within its budget: the bound of the model
 // above proved within about limit (its LP relaxation's optimum, raised by
-// CBC's branching when time is left, which starts from incumbent, a plan
-// of p within its budget, unless it is nil), or Σ C_i when the model does
+// rounds of the cascade cuts of cascade.go and then by CBC's branching
+// when time is left, which starts from incumbent, a plan of p within its
+// budget, unless it is nil), or Σ C_i when the model does
 // not apply (a problem with parts, views, in-place writes, workspaces or
 // an arena, after Problem.Relaxed), is too large, or its relaxation is
 // not solved within limit. infeasible reports that the model has no point:
@@ -142,12 +143,41 @@ func StageBound(ctx context.Context, p *remat.Problem, limit time.Duration, incu
 		return sum, false, nil // stopped by the time limit: no bound
 	}
 	b := lp.Objective
-	if time.Since(start) <= limit/20 {
+	lpTime := time.Since(start)
+	// The cascade cuts (C_k) that the relaxation's optimum violates, in
+	// rounds while they raise it.
+	cctx, cancel := context.WithDeadline(ctx, deadline)
+	defer cancel()
+	for range cascadeRounds {
+		cuts := sm.separate(lp.Values)
+		if len(cuts) == 0 {
+			break
+		}
+		sm.addCuts(cuts)
+		next, err := solve(cctx, sm.m, milp.Options{Relax: true}, nil)
+		if err != nil {
+			return sum, false, err
+		}
+		if next.Status == milp.Infeasible {
+			return sum, true, nil
+		}
+		if next.Status != milp.Optimal {
+			break // stopped by the time limit: the last round's bound stands
+		}
+		rise := next.Objective - b
+		lp, b = next, max(b, next.Objective)
+		if rise <= cascadeRise*math.Abs(b) {
+			break
+		}
+	}
+	if lpTime <= limit/20 && time.Until(deadline) > 0 {
 		// Branching, and a second round with (S) when the first proved
 		// its model's optimum in time.
 		for _, cuts := range []bool{false, true} {
 			if cuts {
-				sm, _ = stageModel(q, true)
+				withS, _ := stageModel(q, true)
+				withS.addCuts(sm.cuts)
+				sm = withS
 			}
 			sol, err := branch(ctx, sm.m, deadline, limit/4, sm.start(incumbent))
 			switch {
@@ -205,6 +235,9 @@ type stageMIP struct {
 	m    *milp.Model
 	a    int // the first stage
 	h, r [][]milp.Var
+	deps [][]int32
+	// cuts are the cascade cuts (C) added so far.
+	cuts []cascadeCut
 }
 
 func (s *stageMIP) base(v int) int { return max(s.a, v) }
@@ -333,7 +366,7 @@ func stageModel(p *remat.Problem, cuts bool) (*stageMIP, stageStatus) {
 		return nil, stageSkip
 	}
 
-	sm := &stageMIP{m: milp.NewModel("stage-bound"), a: a, h: make([][]milp.Var, n), r: make([][]milp.Var, n)}
+	sm := &stageMIP{m: milp.NewModel("stage-bound"), a: a, h: make([][]milp.Var, n), r: make([][]milp.Var, n), deps: p.Deps}
 	m, h, r, base := sm.m, sm.h, sm.r, sm.base
 	for v := range n {
 		if !in[v] {

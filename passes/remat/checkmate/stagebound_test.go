@@ -137,3 +137,54 @@ func TestStageStart(t *testing.T) {
 	}
 	t.Logf("%d instances checked", checked)
 }
+
+// TestCascadeCuts checks the cascade cuts (C_k) on the corpus: the point
+// of each instance's optimal plan satisfies every one of them, and the
+// relaxation with the cuts lies between the relaxation without them and
+// the model's integer optimum, above the former somewhere.
+func TestCascadeCuts(t *testing.T) {
+	requireCBC(t)
+	ctx := context.Background()
+	checked, raised := 0, 0
+	for _, in := range corpusInstances(t, shortNodes()) {
+		if in.p.Refined() {
+			continue
+		}
+		viol, cuts, applies, ok := checkmate.StageCascadeViolation(in.p, in.plan)
+		if !applies {
+			continue
+		}
+		if !ok {
+			t.Errorf("%s: the optimal plan gives no point of the model", in.name)
+			continue
+		}
+		if viol > 1e-6 {
+			t.Errorf("%s: the optimal plan's point violates the model with its %d cascade cuts by %g", in.name, cuts, viol)
+		}
+		without, with, ok, err := checkmate.StageCascadeLP(ctx, in.p)
+		if err != nil || !ok {
+			t.Fatalf("%s: relaxation solved %v, error %v", in.name, ok, err)
+		}
+		opt, solved, err := checkmate.StageOptimum(ctx, in.p, false)
+		if err != nil {
+			t.Fatalf("%s: %v", in.name, err)
+		}
+		checked++
+		tol := 1e-6 * max(1, in.opt)
+		switch {
+		case with < without-tol || (solved && with > opt+tol) || with > in.opt+tol:
+			t.Errorf("%s: relaxation with the cuts %v outside [%v without, the model's optimum %v (solved %v), the optimum %v]", in.name, with, without, opt, solved, in.opt)
+		case with > without+tol:
+			raised++
+		}
+	}
+	if checked == 0 {
+		t.Error("the model applies to no instance")
+	}
+	// Under -short the instances (at most shortNodes nodes) are too small
+	// for the cuts to matter: they raise nothing there.
+	if raised == 0 && !testing.Short() {
+		t.Errorf("the cuts raise the relaxation on none of %d instances", checked)
+	}
+	t.Logf("the cuts raise the relaxation on %d of %d instances", raised, checked)
+}
