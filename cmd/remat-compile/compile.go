@@ -278,9 +278,7 @@ func compileError(err error, budget remat.Budget, prof *profiles.Profile) error 
 	default:
 		fmt.Fprintf(&b, "remat-compile: budget %s is below the smallest peak %s reached, %s", have, ie.Solver, remat.FormatBytes(ie.NeedBytes))
 	}
-	if ie.FloorBytes > 0 && ie.NeedBytes == ie.FloorBytes {
-		fmt.Fprintf(&b, "; no plan can peak lower: node %s alone needs %s %s", ie.FloorNode, remat.FormatBytes(ie.FloorBytes), remat.FloorWhat(ie.FloorWorkspace))
-	}
+	b.WriteString(ie.FloorClause())
 	fmt.Fprintf(&b, "; try -budget %s", pipeline.SuggestBudget(ie.NeedBytes))
 	if ref := ie.Budget.ReferenceBytes(ie.NoRematPeakBytes); suggestPercent(ie.NeedBytes, ref) != "" {
 		fmt.Fprintf(&b, " (or -budget %s of %s, %s)", suggestPercent(ie.NeedBytes, ref), ie.Budget.Reference(), remat.FormatBytes(ref))

@@ -31,6 +31,27 @@ type InfeasibleBudgetError struct {
 	// FloorWorkspace is the part of FloorBytes that is the node's kernel
 	// workspace (Problem.Workspace).
 	FloorWorkspace int64
+	// ReuseFloorBytes and ReuseFloorNode are Result's: no plan peaks
+	// lower under the allocator's buffer reuse (0 when that floor is
+	// FloorBytes).
+	ReuseFloorBytes int64
+	ReuseFloorNode  string
+}
+
+// FloorClause says, after the sentence that the budget is below the
+// smallest peak reached, what the floors prove: that no plan peaks lower
+// than that peak, or that no plan fits the budget; "" when they prove
+// neither.
+func (e *InfeasibleBudgetError) FloorClause() string {
+	switch {
+	case e.FloorBytes > 0 && e.NeedBytes == e.FloorBytes:
+		return fmt.Sprintf("; no plan can peak lower: node %s alone needs %s %s", e.FloorNode, FormatBytes(e.FloorBytes), FloorWhat(e.FloorWorkspace))
+	case e.ReuseFloorBytes > 0 && e.NeedBytes == e.ReuseFloorBytes:
+		return fmt.Sprintf("; no plan can peak lower under the allocator's buffer reuse: at node %s every plan holds %s, its working set and the freed buffers that wait for later values of their layout", e.ReuseFloorNode, FormatBytes(e.ReuseFloorBytes))
+	case e.ReuseFloorBytes > e.HaveBytes:
+		return fmt.Sprintf("; no plan fits the budget under the allocator's buffer reuse: at node %s every plan holds at least %s, its working set and the freed buffers that wait for later values of their layout", e.ReuseFloorNode, FormatBytes(e.ReuseFloorBytes))
+	}
+	return ""
 }
 
 // FloorWhat says what the floor node's working set holds: its inputs and
@@ -58,9 +79,7 @@ func (e *InfeasibleBudgetError) Error() string {
 	default:
 		fmt.Fprintf(&b, "remat: budget %s is below the smallest peak %s reached, %s", budget, e.Solver, FormatBytes(e.NeedBytes))
 	}
-	if e.FloorBytes > 0 && e.NeedBytes == e.FloorBytes {
-		fmt.Fprintf(&b, "; no plan peaks lower: node %s alone needs %s %s", e.FloorNode, FormatBytes(e.FloorBytes), FloorWhat(e.FloorWorkspace))
-	}
+	b.WriteString(e.FloorClause())
 	if len(e.Attempts) > 0 {
 		b.WriteString("; per solver:")
 		for k, a := range e.Attempts {
@@ -113,6 +132,7 @@ func solveError(opts Options, res *Result, err error) error {
 			BudgetError: be, Budget: opts.Budget, NoRematPeakBytes: res.BeforePeakBytes,
 			Solver: name, By: by, Attempts: res.Attempts,
 			FloorBytes: res.FloorBytes, FloorNode: res.FloorNode, FloorWorkspace: res.FloorWorkspace,
+			ReuseFloorBytes: res.ReuseFloorBytes, ReuseFloorNode: res.ReuseFloorNode,
 		}
 	}
 	if errors.Is(err, ErrInfeasible) {

@@ -126,6 +126,9 @@ func assertSameMemory(t *testing.T, g *ir.Graph, opts remat.LowerOptions, plans 
 		if err != nil {
 			t.Fatal(err)
 		}
+		if fl := p.ReuseFloor(); res.PeakBytes < fl.Bytes {
+			t.Errorf("plan %d: peak %d below the reuse floor %d (node %s)", k, res.PeakBytes, fl.Bytes, p.Name(fl.Node))
+		}
 		sim, err := memory.Simulate(g, m.Sequence(plan), opts.Memory())
 		if err != nil {
 			t.Fatal(err)

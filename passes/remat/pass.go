@@ -119,6 +119,9 @@ func run(st *passes.State, g *ir.Graph, opts Options) (bool, error) {
 	if fl := p.Floor(); fl.Node >= 0 {
 		res.FloorBytes, res.FloorNode, res.FloorWorkspace = fl.Bytes, p.Name(fl.Node), fl.Workspace
 	}
+	if rf := p.ReuseFloor(); rf.Bytes > res.FloorBytes {
+		res.ReuseFloorBytes, res.ReuseFloorNode = rf.Bytes, p.Name(rf.Node)
+	}
 	budget, err := opts.Budget.Resolve(baseRes.PeakBytes, opts.Profile.MemoryBytes(), UncountedResident(g, lo))
 	if err != nil {
 		return false, err

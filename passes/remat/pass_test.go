@@ -304,3 +304,27 @@ func TestPassErrors(t *testing.T) {
 		}
 	}
 }
+
+// TestPassReuseFloor checks the refusal of a budget below the floor under
+// the planner's buffer reuse (Problem.ReuseFloor) but above the largest
+// working set: viewText under Reuse holds 1 KiB at some step whatever the
+// plan, where no node's working set exceeds 768 B.
+func TestPassReuseFloor(t *testing.T) {
+	g := parse(t, viewText)
+	res := &remat.Result{}
+	solver := checkpointall.Solver
+	solver.TargetAware = true // lowered under Reuse
+	opts := remat.Options{Solver: solver, Budget: remat.BudgetBytes(900), Memory: remat.LowerOptions{Reuse: true}, Result: res, Profile: v100(t)}
+	_, err := passes.Run(context.Background(), g, []*passes.Pass{remat.NewPass(opts)}, passes.Options{Verify: true})
+	var ie *remat.InfeasibleBudgetError
+	if !errors.As(err, &ie) {
+		t.Fatalf("err = %v; want an *InfeasibleBudgetError", err)
+	}
+	if res.FloorBytes != 768 || res.ReuseFloorBytes != 1024 || ie.ReuseFloorBytes != 1024 {
+		t.Errorf("floor %d, reuse floor %d (error's %d); want 768, 1024", res.FloorBytes, res.ReuseFloorBytes, ie.ReuseFloorBytes)
+	}
+	want := "no plan fits the budget under the allocator's buffer reuse: at node " + ie.ReuseFloorNode + " every plan holds at least 1.00 KiB"
+	if !strings.Contains(err.Error(), want) {
+		t.Errorf("err = %q, want it to contain %q", err, want)
+	}
+}

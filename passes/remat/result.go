@@ -33,6 +33,12 @@ type Result struct {
 	FloorBytes     int64
 	FloorNode      string
 	FloorWorkspace int64
+	// ReuseFloorBytes, when above FloorBytes, is the floor under the
+	// problem's buffer reuse (Problem.ReuseFloor), at the step of
+	// ReuseFloorNode: freed buffers waiting for later values of their
+	// layout hold the rest.
+	ReuseFloorBytes int64
+	ReuseFloorNode  string
 	// BaseSeconds is the predicted compute time of computing every node
 	// once; PlanSeconds the plan's; OverheadSeconds their difference and
 	// OverheadPercent that as a percentage of BaseSeconds.
