@@ -2,6 +2,7 @@ package checkmate
 
 import (
 	"context"
+	"time"
 
 	"github.com/remat-compile/remat/internal/milp"
 	"github.com/remat-compile/remat/passes/remat"
@@ -79,17 +80,26 @@ func StageCascadeLP(ctx context.Context, p *remat.Problem) (without, with float6
 	if err != nil || lp.Status != milp.Optimal {
 		return 0, 0, false, err
 	}
-	sum := p.LowerBoundSeconds()
-	without = sum + lp.Objective
-	for range cascadeRounds {
-		cuts := sm.separate(lp.Values)
-		if len(cuts) == 0 {
-			break
-		}
-		sm.addCuts(cuts)
-		if lp, err = solve(ctx, sm.m, milp.Options{Relax: true}, nil); err != nil || lp.Status != milp.Optimal {
-			return 0, 0, false, err
-		}
+	b, _, solved, _, err := relax(ctx, sm, time.Now().Add(time.Hour))
+	if err != nil || !solved {
+		return 0, 0, false, err
 	}
-	return without, sum + lp.Objective, true, nil
+	sum := p.LowerBoundSeconds()
+	return sum + lp.Objective, sum + b, true, nil
+}
+
+// StageSpansBound returns the bound (Σ C_i included) that StageBound's
+// spans give p, whatever the size of its model, within limit; ok is false
+// when the model does not apply.
+func StageSpansBound(ctx context.Context, p *remat.Problem, limit time.Duration) (bound float64, ok bool, err error) {
+	q := p.Relaxed()
+	info := stageAnalyse(q)
+	if info.first < 0 {
+		return 0, false, nil
+	}
+	b, infeasible, err := info.spansBound(ctx, q, time.Now().Add(limit))
+	if err != nil || infeasible {
+		return 0, false, err
+	}
+	return p.LowerBoundSeconds() + b, true, nil
 }

@@ -188,3 +188,36 @@ func TestCascadeCuts(t *testing.T) {
 	}
 	t.Logf("the cuts raise the relaxation on %d of %d instances", raised, checked)
 }
+
+// TestStageSpans checks the bound of the spans that StageBound falls
+// back to on large models: between Σ C_i and the optimum on the corpus,
+// and above Σ C_i somewhere.
+func TestStageSpans(t *testing.T) {
+	requireCBC(t)
+	ctx := context.Background()
+	checked, raised := 0, 0
+	for _, in := range corpusInstances(t, shortNodes()) {
+		if in.p.Refined() {
+			continue
+		}
+		b, ok, err := checkmate.StageSpansBound(ctx, in.p, 30*time.Second)
+		if err != nil {
+			t.Fatalf("%s: %v", in.name, err)
+		}
+		if !ok {
+			continue
+		}
+		checked++
+		sum := in.p.LowerBoundSeconds()
+		switch {
+		case b < sum-1e-9 || b > in.opt+1e-6*max(1, in.opt):
+			t.Errorf("%s: spans' bound %v outside [Σ C_i = %v, optimum %v]", in.name, b, sum, in.opt)
+		case b > sum*(1+1e-6)+1e-9:
+			raised++
+		}
+	}
+	if checked == 0 || raised == 0 {
+		t.Errorf("the spans' bound is above Σ C_i on %d of %d instances", raised, checked)
+	}
+	t.Logf("the spans' bound is above Σ C_i on %d of %d instances", raised, checked)
+}
