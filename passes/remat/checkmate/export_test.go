@@ -29,20 +29,30 @@ func StageOptimum(ctx context.Context, p *remat.Problem, cuts bool) (opt float64
 // and bounds, and its objective in seconds (Σ C_i included). applies is false when the model does not apply to p; ok is
 // false when start made no point of the plan.
 func StageStart(p *remat.Problem, plan *remat.Plan) (violation, cost float64, applies, ok bool) {
-	sm, st := stageModel(p.Relaxed(), false)
-	if st != stageOK {
-		return 0, 0, false, false
-	}
-	start := sm.start(plan)
-	if start == nil {
-		return 0, 0, true, false
-	}
-	x := make([]float64, sm.m.NumVars())
-	for v, val := range start {
-		x[v] = val
+	sm, x, applies, ok := startPoint(p, plan)
+	if !ok {
+		return 0, 0, applies, false
 	}
 	obj, _ := sm.m.Objective()
 	return sm.m.MaxViolation(x), p.LowerBoundSeconds() + obj.Eval(x), true, true
+}
+
+// startPoint returns StageBound's model of p without the cuts and the
+// point plan gives it (see StageStart).
+func startPoint(p *remat.Problem, plan *remat.Plan) (sm *stageMIP, x []float64, applies, ok bool) {
+	sm, st := stageModel(p.Relaxed(), false)
+	if st != stageOK {
+		return nil, nil, false, false
+	}
+	start := sm.start(plan)
+	if start == nil {
+		return nil, nil, true, false
+	}
+	x = make([]float64, sm.m.NumVars())
+	for v, val := range start {
+		x[v] = val
+	}
+	return sm, x, true, true
 }
 
 // StageCascadeViolation returns the largest violation of the cascade cuts
@@ -50,17 +60,9 @@ func StageStart(p *remat.Problem, plan *remat.Plan) (violation, cost float64, ap
 // budget, gives StageBound's model, and how many cuts there are; applies
 // and ok as StageStart's.
 func StageCascadeViolation(p *remat.Problem, plan *remat.Plan) (violation float64, cuts int, applies, ok bool) {
-	sm, st := stageModel(p.Relaxed(), false)
-	if st != stageOK {
-		return 0, 0, false, false
-	}
-	start := sm.start(plan)
-	if start == nil {
-		return 0, 0, true, false
-	}
-	x := make([]float64, sm.m.NumVars())
-	for v, val := range start {
-		x[v] = val
+	sm, x, applies, ok := startPoint(p, plan)
+	if !ok {
+		return 0, 0, applies, false
 	}
 	all := sm.separate(nil)
 	sm.addCuts(all)
