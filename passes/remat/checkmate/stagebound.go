@@ -391,37 +391,37 @@ type stageInfo struct {
 
 func stageAnalyse(p *remat.Problem) *stageInfo {
 	n := p.N()
-	in := &stageInfo{users: make([][]int32, n), last: make([]int, n), isOut: make([]bool, n), over: make([]bool, n), first: -1, lastOver: -1}
+	info := &stageInfo{users: make([][]int32, n), last: make([]int, n), isOut: make([]bool, n), over: make([]bool, n), first: -1, lastOver: -1}
 	for v := range n {
-		in.last[v] = v
+		info.last[v] = v
 	}
 	for j, ds := range p.Deps {
 		for _, d := range ds {
-			in.users[d] = append(in.users[d], int32(j))
-			in.last[d] = max(in.last[d], j)
+			info.users[d] = append(info.users[d], int32(j))
+			info.last[d] = max(info.last[d], j)
 		}
 	}
 	for _, o := range p.Outputs {
-		in.isOut[o] = true
-		in.last[o] = n - 1
+		info.isOut[o] = true
+		info.last[o] = n - 1
 	}
 	live := make([]int64, n+1)
 	for v := range n {
 		live[v] += p.Bytes[v]
-		live[in.last[v]+1] -= p.Bytes[v]
+		live[info.last[v]+1] -= p.Bytes[v]
 	}
 	var run int64
 	for t := range n {
 		run += live[t]
-		in.over[t] = p.ConstBytes+run > p.BudgetBytes
-		if in.over[t] {
-			if in.first < 0 {
-				in.first = t
+		info.over[t] = p.ConstBytes+run > p.BudgetBytes
+		if info.over[t] {
+			if info.first < 0 {
+				info.first = t
 			}
-			in.lastOver = t
+			info.lastOver = t
 		}
 	}
-	return in
+	return info
 }
 
 // stageSpan is the stages a model covers, a to e. Everything computed
@@ -434,18 +434,18 @@ type stageSpan struct{ a, e int }
 
 // fullSpan is the span of StageBound's model: from stageWindow stages
 // before the first stage over the budget to the last stage.
-func (in *stageInfo) fullSpan() stageSpan {
-	return stageSpan{a: max(0, in.first-stageWindow), e: len(in.last) - 1}
+func (info *stageInfo) fullSpan() stageSpan {
+	return stageSpan{a: max(0, info.first-stageWindow), e: len(info.last) - 1}
 }
 
 // spanNodes returns the nodes a span's model keeps (computed or read
 // from stage a on and computed by stage e, and their inputs stageDepth
 // steps back) and its number of variables.
-func (in *stageInfo) spanNodes(p *remat.Problem, sp stageSpan) ([]bool, int) {
+func (info *stageInfo) spanNodes(p *remat.Problem, sp stageSpan) ([]bool, int) {
 	n := p.N()
 	keep := make([]bool, n)
 	for v := range min(n, sp.e+1) {
-		keep[v] = v >= sp.a || in.last[v] >= sp.a
+		keep[v] = v >= sp.a || info.last[v] >= sp.a
 	}
 	for range stageDepth {
 		var add []int32
@@ -474,11 +474,11 @@ func (in *stageInfo) spanNodes(p *remat.Problem, sp stageSpan) ([]bool, int) {
 // stageModel builds the model of StageBound for a problem without parts,
 // with the cuts (S) at the stages over the budget when cuts is set.
 func stageModel(p *remat.Problem, cuts bool) (*stageMIP, stageStatus) {
-	in := stageAnalyse(p)
-	if in.first < 0 {
+	info := stageAnalyse(p)
+	if info.first < 0 {
 		return nil, stageSkip
 	}
-	return in.model(p, in.fullSpan(), cuts)
+	return info.model(p, info.fullSpan(), cuts)
 }
 
 // model builds the model of span sp (see stageModel).
